@@ -1,0 +1,1 @@
+"""tooltrap environments: the engine (core) and one package per benchmark."""

@@ -1,0 +1,85 @@
+"""The domain-agnostic engine: tools, state, tasks, traces, oracle base, reward, env, spaces, errors."""
+
+from .env import MAX_ACTION_CHARS, Benchmark, Executor, Hook, Intercept, ToolEnv
+from .errors import (
+    EnvUsageError,
+    ErrorKind,
+    TaskValidationError,
+    ToolCallError,
+    ToolDefinitionError,
+    TooltrapError,
+    UnknownTaskError,
+    did_you_mean,
+)
+from .oracle import Oracle, mutating_calls, replay
+from .reward import RewardConfig
+from .spaces import AnyText
+from .state import Change, State, canonical_json, copy_json
+from .tasks import (
+    ExistsCondition,
+    FieldCondition,
+    GoalCondition,
+    InitialState,
+    NoWritesCondition,
+    Task,
+    TaskSet,
+    TerminalCondition,
+    ToolCall,
+    check_condition,
+    load_package_tasks,
+    load_tasks,
+    parse_tasks,
+    record_matches,
+)
+from .tools import Backend, Toolset, ToolSpec, build_spec, parse_google_docstring, tool
+from .trace import CallRecord, StepRecord, Trace, WriteRecord
+
+__all__ = [
+    "MAX_ACTION_CHARS",
+    "AnyText",
+    "Backend",
+    "Benchmark",
+    "CallRecord",
+    "Change",
+    "EnvUsageError",
+    "ErrorKind",
+    "ExistsCondition",
+    "Executor",
+    "FieldCondition",
+    "GoalCondition",
+    "Hook",
+    "InitialState",
+    "Intercept",
+    "NoWritesCondition",
+    "Oracle",
+    "RewardConfig",
+    "State",
+    "StepRecord",
+    "Task",
+    "TaskSet",
+    "TaskValidationError",
+    "TerminalCondition",
+    "ToolCall",
+    "ToolCallError",
+    "ToolDefinitionError",
+    "ToolEnv",
+    "ToolSpec",
+    "Toolset",
+    "TooltrapError",
+    "Trace",
+    "UnknownTaskError",
+    "WriteRecord",
+    "build_spec",
+    "canonical_json",
+    "check_condition",
+    "copy_json",
+    "did_you_mean",
+    "load_package_tasks",
+    "load_tasks",
+    "mutating_calls",
+    "parse_google_docstring",
+    "parse_tasks",
+    "record_matches",
+    "replay",
+    "tool",
+]

@@ -1,0 +1,89 @@
+"""Typed errors.
+
+Two families live here:
+
+* Exceptions (:class:`TooltrapError` and subclasses) are raised for programmer errors: misuse of the
+  env API, bad task files, bad tool definitions. They always carry a hint.
+* :class:`ToolCallError` is raised *inside* a tool to report an actionable problem to the agent
+  (unknown entity, conflicting arguments). The env catches it and turns it into an error observation;
+  it never reaches the caller of ``env.step``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from enum import StrEnum
+
+
+def did_you_mean(word: str, options: Iterable[str], n: int = 3) -> str:
+    """Return a "did you mean" suffix for ``word`` among ``options`` ('' when nothing is close)."""
+    matches = difflib.get_close_matches(str(word), list(options), n=n, cutoff=0.6)
+    if not matches:
+        return ""
+    return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"
+
+
+class TooltrapError(Exception):
+    """Base class of every exception tooltrap raises on purpose."""
+
+
+class EnvUsageError(TooltrapError, RuntimeError):
+    """The env API was used out of order (e.g. ``step`` before ``reset``)."""
+
+
+class ToolDefinitionError(TooltrapError, TypeError):
+    """A tool function lacks type hints, a docstring entry, or has an invalid name."""
+
+
+class UnknownTaskError(TooltrapError, KeyError):
+    """A task id, template id or label filter matched nothing."""
+
+    def __init__(self, what: str, value: str, options: Iterable[str]):
+        self.value = value
+        super().__init__(f"Unknown {what} {value!r}.{did_you_mean(value, options)}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class TaskValidationError(TooltrapError, ValueError):
+    """A task file or task record is invalid. Names the file, the task and the field."""
+
+    def __init__(
+        self, message: str, *, file: str | None = None, task_id: str | None = None, field: str | None = None
+    ):
+        self.file = file
+        self.task_id = task_id
+        self.field = field
+        where = ", ".join(
+            f"{k}={v}" for k, v in (("file", file), ("task", task_id), ("field", field)) if v is not None
+        )
+        super().__init__(f"[{where}] {message}" if where else message)
+
+
+class ErrorKind(StrEnum):
+    """Kinds of error observations returned to the agent (and counted in the trace)."""
+
+    PARSE_ERROR = "parse_error"
+    UNKNOWN_TOOL = "unknown_tool"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    TOOL_ERROR = "tool_error"
+    TOO_MANY_CALLS = "too_many_calls"
+    NOT_AVAILABLE = "not_available"
+
+
+class ToolCallError(Exception):
+    """Raised by a tool for an actionable error. Becomes an observation, not a crash."""
+
+    def __init__(self, message: str, *, kind: ErrorKind = ErrorKind.TOOL_ERROR, hint: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.hint = hint
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"type": str(self.kind), "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        return out

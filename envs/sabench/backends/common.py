@@ -1,0 +1,81 @@
+"""Helpers shared by the SABench backends: entity lookup with actionable errors, notifications."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tooltrap.envs.core import Backend, ToolCallError, did_you_mean
+from tooltrap.envs.core.state import Record
+
+NOTIFICATIONS = "notifications"
+
+
+class OfficeBackend(Backend):
+    """Base of the office systems: knows the acting user and the organization's domain."""
+
+    @property
+    def user(self) -> str:
+        return self.state.context.get("user", "me@example.com")
+
+    @property
+    def org_domain(self) -> str:
+        return self.state.context.get("org_domain", self.user.partition("@")[2])
+
+    def is_external(self, address: str) -> bool:
+        return address.partition("@")[2].lower() != self.org_domain.lower()
+
+    def require(self, collection: str, entity_id: str, noun: str) -> Record:
+        record = self.state.get(collection, entity_id)
+        if record is None:
+            known = list(self.state.collection(collection))
+            raise ToolCallError(
+                f"No {noun} with id {entity_id!r}.{did_you_mean(entity_id, known)}",
+                hint=f"Use a search or list tool to find the {noun} id.",
+            )
+        return record
+
+    def notify(self, recipients: list[str], *, kind: str, ref: str, subject: str) -> list[str]:
+        """Deliver one notification per recipient (one write record each). The acting user's own copy
+        is delivered too: the oracle treats it as bookkeeping."""
+        ids = []
+        for recipient in dict.fromkeys(recipients):
+            ids.append(
+                self.state.insert(
+                    NOTIFICATIONS,
+                    {
+                        "domain": self.domain,
+                        "recipient": recipient,
+                        "kind": kind,
+                        "ref": ref,
+                        "subject": subject,
+                        "external": self.is_external(recipient),
+                        "sent_at": self.state.now,
+                    },
+                    prefix="ntf",
+                )
+            )
+        return ids
+
+    def stamp(self, collection: str, entity_id: str, **changes: Any) -> tuple[str, ...]:
+        """Update fields; also bump ``updated_at`` when something really changed."""
+        changed = self.state.update(collection, entity_id, **changes)
+        if changed and "updated_at" in (self.state.get(collection, entity_id) or {}):
+            self.state.update(collection, entity_id, updated_at=self.state.now)
+        return changed
+
+
+def summary(record: Record, keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: record[k] for k in keys if k in record}
+
+
+def matches_query(record: Record, query: str, keys: tuple[str, ...]) -> bool:
+    if not query:
+        return True
+    needle = query.lower()
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, str) and needle in value.lower():
+            return True
+        if isinstance(value, list) and any(isinstance(v, str) and needle in v.lower() for v in value):
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""SABench task templates: data plus small generators, one module per template."""

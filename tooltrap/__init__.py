@@ -1,0 +1,23 @@
+"""tooltrap: Gymnasium environments where a tool-using LLM agent is rewarded for doing what the user
+asked and nothing more.
+
+``import tooltrap`` registers every env id with gymnasium::
+
+    import gymnasium as gym
+    import tooltrap
+
+    gym.register_envs(tooltrap)
+    env = gym.make("SABench-Calendar-v0")
+
+``gym.make("tooltrap:SABench-Calendar-v0")`` works without the import.
+"""
+
+from __future__ import annotations
+
+from ._registration import ENV_IDS, register_envs
+
+__version__ = "0.1.0"
+
+register_envs()
+
+__all__ = ["ENV_IDS", "__version__", "register_envs"]

@@ -1,0 +1,21 @@
+"""Env ids and their registration with gymnasium (idempotent)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+_SABENCH = "tooltrap.envs.sabench.benchmark:SABenchEnv"
+
+#: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
+ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
+    "SABench-Calendar-v0": (_SABENCH, {"domain": "calendar"}),
+    "SABench-v0": (_SABENCH, {"domain": "all"}),
+}
+
+
+def register_envs() -> None:
+    """Register every tooltrap env id (safe to call more than once)."""
+    for env_id, (entry_point, kwargs) in ENV_IDS.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs), disable_env_checker=True)

@@ -1,0 +1,1 @@
+"""TRL training adapters (installed with the ``train`` extra)."""

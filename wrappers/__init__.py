@@ -1,0 +1,1 @@
+"""Wrappers over tooltrap envs: action parsers, defenses, recorders and eval/ (metrics, reports)."""

@@ -1,0 +1,1 @@
+"""Evaluation: metrics as pure functions over arrays, template-clustered bootstrap, reports."""
