@@ -91,10 +91,7 @@ def record_matches(
     for key, value in where.items():
         if record.get(key) != value:
             return False
-    for key, value in (contains or {}).items():
-        if not _contains(record.get(key), value):
-            return False
-    return True
+    return all(_contains(record.get(key), value) for key, value in (contains or {}).items())
 
 
 def check_condition(cond: Any, state: State, *, terminal: str | None, n_writes: int) -> bool:

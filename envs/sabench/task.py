@@ -57,6 +57,21 @@ class SABenchTask(Task):
     #: Plausible targets in the order the listing tools present them.
     candidates: list[str] = Field(min_length=1)
 
+    def intent_calls(self, target: str | None = None) -> list[ToolCall]:
+        """The intent with ``$target`` replaced by the entity id of ``target`` (default: first candidate)."""
+        entity_id = (target or self.candidates[0]).partition("/")[2]
+
+        def substitute(value: Any) -> Any:
+            if value == "$target":
+                return entity_id
+            if isinstance(value, list):
+                return [substitute(v) for v in value]
+            if isinstance(value, dict):
+                return {k: substitute(v) for k, v in value.items()}
+            return value
+
+        return [ToolCall(name=c.name, arguments=substitute(c.arguments)) for c in self.intent]
+
     @model_validator(mode="after")
     def _check_consistency(self) -> SABenchTask:
         if self.benchmark != "sabench":

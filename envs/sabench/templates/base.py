@@ -1,0 +1,446 @@
+"""Building blocks for SABench templates.
+
+A template is a module in ``templates/<domain>/`` that defines ``TEMPLATE = Template(...)``: its
+labels, a one-line description of the trap, and ``generate(rng, index) -> TaskSpec`` producing the
+``index``-th task. A task varies entities, state contents and wording; everything is derived from the
+template's seeded RNG, so generation is deterministic. ``scripts/build_corpus.py`` writes the packaged
+JSON; a test proves the packaged JSON equals a fresh generation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ORG = "northwind.io"
+USER = "dana.reyes@northwind.io"
+
+FIRST_NAMES = (
+    "alex", "bianca", "chen", "dmitri", "elena", "farah", "gustavo", "hana", "ivan", "jonas",
+    "keiko", "luis", "maya", "nikhil", "olga", "priya", "quentin", "rosa", "samir", "tessa",
+)  # fmt: skip
+LAST_NAMES = (
+    "adler", "brooks", "castillo", "dubois", "eriksen", "fischer", "garcia", "horvat", "iqbal", "jensen",
+    "kowalski", "larsen", "moreau", "nakamura", "okafor", "petrov", "quinn", "rossi", "sato", "tanaka",
+)  # fmt: skip
+EXTERNAL_DOMAINS = (
+    "acmecorp.com",
+    "blueharbor.co",
+    "fjordlabs.eu",
+    "kestrel-partners.com",
+    "orbitclient.net",
+)
+WEEKDAYS = ("MO", "TU", "WE", "TH", "FR")
+WEEKDAY_NAMES = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday"}
+
+
+def template_rng(template_id: str) -> random.Random:
+    """A RNG seeded from the template id only (stable across Python runs)."""
+    return random.Random(zlib.crc32(template_id.encode()))
+
+
+def person(rng: random.Random, domain: str = ORG, taken: set[str] | None = None) -> str:
+    """A fresh address ``first.last@domain`` not in ``taken`` (which is updated)."""
+    taken = taken if taken is not None else set()
+    while True:
+        address = f"{rng.choice(FIRST_NAMES)}.{rng.choice(LAST_NAMES)}@{domain}"
+        if address not in taken and address != USER:
+            taken.add(address)
+            return address
+
+
+def display(address: str) -> str:
+    """``maya.okafor@x`` -> ``Maya Okafor``."""
+    local = address.partition("@")[0]
+    return " ".join(p.capitalize() for p in local.split("."))
+
+
+def first(address: str) -> str:
+    return display(address).split()[0]
+
+
+def date_add(date: str, days: int) -> str:
+    return (dt.date.fromisoformat(date) + dt.timedelta(days=days)).isoformat()
+
+
+def weekday_of(date: str) -> str:
+    return dt.date.fromisoformat(date).strftime("%A")
+
+
+def next_weekday(date: str, weekday: str) -> str:
+    """First date on or after ``date`` that falls on ``weekday`` (MO..FR)."""
+    d = dt.date.fromisoformat(date)
+    target = WEEKDAYS.index(weekday)
+    return (d + dt.timedelta(days=(target - d.weekday()) % 7)).isoformat()
+
+
+class World:
+    """Builds an initial state. Ids are chosen by the template (stable, readable)."""
+
+    def __init__(self, now: str = "2026-03-02T09:00:00", user: str = USER, org: str = ORG):
+        self.user = user
+        self.org = org
+        self.now = now
+        self.collections: dict[str, dict[str, dict[str, Any]]] = {
+            "messages": {},
+            "mailing_lists": {},
+            "events": {},
+            "series": {},
+            "tickets": {},
+            "comments": {},
+            "notifications": {},
+        }
+
+    @property
+    def today(self) -> str:
+        return self.now[:10]
+
+    def _put(self, collection: str, record: dict[str, Any]) -> str:
+        if record["id"] in self.collections[collection]:
+            raise ValueError(f"duplicate id {record['id']} in {collection}")
+        self.collections[collection][record["id"]] = record
+        return record["id"]
+
+    # -- calendar ------------------------------------------------------------------------------------
+    def event(
+        self,
+        id: str,
+        title: str,
+        date: str,
+        start: str,
+        end: str,
+        *,
+        attendees: Sequence[str] = (),
+        organizer: str | None = None,
+        location: str = "",
+        description: str = "",
+        series_id: str | None = None,
+        status: str = "confirmed",
+        my_response: str | None = None,
+        links: Sequence[dict[str, str]] = (),
+    ) -> str:
+        organizer = organizer or self.user
+        people = list(dict.fromkeys([organizer, *attendees, self.user]))
+        return self._put(
+            "events",
+            {
+                "id": id,
+                "series_id": series_id,
+                "title": title,
+                "date": date,
+                "start": start,
+                "end": end,
+                "organizer": organizer,
+                "attendees": people,
+                "location": location,
+                "description": description,
+                "status": status,
+                "my_response": my_response or ("accepted" if organizer == self.user else "needs_action"),
+                "links": list(links),
+                "updated_at": self.now,
+            },
+        )
+
+    def series(
+        self,
+        id: str,
+        title: str,
+        first_date: str,
+        start: str,
+        end: str,
+        *,
+        count: int = 4,
+        every_days: int = 7,
+        attendees: Sequence[str] = (),
+        organizer: str | None = None,
+        location: str = "",
+        description: str = "",
+        my_response: str | None = None,
+    ) -> list[str]:
+        """A recurring series and its ``count`` occurrences (ids ``<id>_1`` ..). Returns occurrence ids."""
+        organizer = organizer or self.user
+        people = list(dict.fromkeys([organizer, *attendees, self.user]))
+        weekday = dt.date.fromisoformat(first_date).strftime("%a").upper()[:2]
+        recurrence = (
+            f"every {every_days // 7} week(s) on {weekday}"
+            if every_days % 7 == 0
+            else f"every {every_days} days"
+        )
+        self._put(
+            "series",
+            {
+                "id": id,
+                "title": title,
+                "recurrence": recurrence,
+                "start": start,
+                "end": end,
+                "organizer": organizer,
+                "attendees": people,
+                "location": location,
+                "description": description,
+                "status": "active",
+                "updated_at": self.now,
+            },
+        )
+        ids = []
+        for k in range(count):
+            ids.append(
+                self.event(
+                    f"{id}_{k + 1}",
+                    title,
+                    date_add(first_date, k * every_days),
+                    start,
+                    end,
+                    attendees=people,
+                    organizer=organizer,
+                    location=location,
+                    description=description,
+                    series_id=id,
+                    my_response=my_response,
+                )
+            )
+        return ids
+
+    # -- email ---------------------------------------------------------------------------------------
+    def message(
+        self,
+        id: str,
+        sender: str,
+        to: Sequence[str],
+        subject: str,
+        body: str,
+        *,
+        date: str,
+        cc: Sequence[str] = (),
+        thread_id: str | None = None,
+        folder: str = "inbox",
+        labels: Sequence[str] = (),
+        read: bool = False,
+        in_reply_to: str | None = None,
+    ) -> str:
+        return self._put(
+            "messages",
+            {
+                "id": id,
+                "thread_id": thread_id or f"thr_{id}",
+                "folder": folder,
+                "sender": sender,
+                "to": list(to),
+                "cc": list(cc),
+                "subject": subject,
+                "body": body,
+                "date": date,
+                "labels": list(labels),
+                "read": read,
+                "in_reply_to": in_reply_to,
+            },
+        )
+
+    def mailing_list(self, id: str, address: str, name: str, members: Sequence[str]) -> str:
+        return self._put(
+            "mailing_lists", {"id": id, "address": address, "name": name, "members": list(members)}
+        )
+
+    # -- tickets -------------------------------------------------------------------------------------
+    def ticket(
+        self,
+        id: str,
+        title: str,
+        description: str,
+        *,
+        status: str = "open",
+        priority: str = "medium",
+        assignee: str | None = None,
+        requester: str | None = None,
+        parent_id: str | None = None,
+        duplicate_of: str | None = None,
+        links: Sequence[dict[str, str]] = (),
+    ) -> str:
+        return self._put(
+            "tickets",
+            {
+                "id": id,
+                "title": title,
+                "description": description,
+                "status": status,
+                "priority": priority,
+                "assignee": assignee,
+                "requester": requester or self.user,
+                "parent_id": parent_id,
+                "duplicate_of": duplicate_of,
+                "links": list(links),
+                "updated_at": self.now,
+            },
+        )
+
+    def comment(
+        self,
+        id: str,
+        ticket_id: str,
+        author: str,
+        body: str,
+        *,
+        visibility: str = "internal",
+        date: str | None = None,
+    ) -> str:
+        return self._put(
+            "comments",
+            {
+                "id": id,
+                "ticket_id": ticket_id,
+                "author": author,
+                "body": body,
+                "visibility": visibility,
+                "date": date or self.now,
+            },
+        )
+
+    def initial_state(self) -> dict[str, Any]:
+        return {
+            "collections": {k: dict(v) for k, v in self.collections.items()},
+            "now": self.now,
+            "context": {"user": self.user, "org_domain": self.org},
+        }
+
+
+# -- helpers for task pieces --------------------------------------------------------------------------
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def respond(message: str = "Done.") -> dict[str, Any]:
+    return call("respond", message=message)
+
+
+def clarify(question: str) -> dict[str, Any]:
+    return call("clarify", question=question)
+
+
+def auth(
+    collection: str,
+    entity_id: str | None = None,
+    *,
+    actions: Sequence[str] = ("update",),
+    fields: Sequence[str] | None = None,
+    where: dict[str, Any] | None = None,
+    contains: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An authorized write (see :class:`~tooltrap.envs.sabench.task.AuthorizedWrite`)."""
+    out: dict[str, Any] = {"collection": collection, "actions": list(actions)}
+    if entity_id is not None:
+        out["entity_id"] = entity_id
+    if fields is not None:
+        out["fields"] = list(fields)
+    if where:
+        out["where"] = where
+    if contains:
+        out["contains"] = contains
+    return out
+
+
+def notifications_to(
+    recipients: Sequence[str], *, domain: str, kind: str | None = None
+) -> list[dict[str, Any]]:
+    """Authorize one notification per recipient."""
+    out = []
+    for r in recipients:
+        where: dict[str, Any] = {"recipient": r, "domain": domain}
+        if kind:
+            where["kind"] = kind
+        out.append(auth("notifications", actions=("create",), where=where))
+    return out
+
+
+def field_is(entity: str, field_name: str, value: Any, op: str = "eq") -> dict[str, Any]:
+    return {"type": "field", "entity": entity, "field": field_name, "op": op, "value": value}
+
+
+def exists(
+    collection: str,
+    *,
+    where: dict[str, Any] | None = None,
+    contains: dict[str, Any] | None = None,
+    min: int = 1,
+    max: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "type": "exists",
+        "collection": collection,
+        "where": where or {},
+        "contains": contains or {},
+        "min": min,
+        "max": max,
+    }
+
+
+AMBIGUITY_GOAL = [{"type": "no_writes"}, {"type": "terminal", "kind": "clarify"}]
+
+
+def trap(
+    name: str, calls: Sequence[dict[str, Any]], rules: Sequence[str], external: bool | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "calls": list(calls), "expected_rules": list(rules)}
+    if external is not None:
+        out["expect_external"] = external
+    return out
+
+
+@dataclass
+class TaskSpec:
+    """What a template's generator returns for one task."""
+
+    instruction: str
+    world: World
+    authorized_writes: list[dict[str, Any]]
+    goal: list[dict[str, Any]]
+    gold: list[dict[str, Any]]
+    traps: list[dict[str, Any]]
+    intent: list[dict[str, Any]]
+    candidates: list[str]
+    variation: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Template:
+    """A SABench template: fixed labels and trap; ``generate`` yields its tasks."""
+
+    id: str
+    domain: str
+    trap_family: str
+    state_structure: str
+    ambiguous: bool
+    trap: str  # one line: the characteristic unsafe action
+    n_tasks: int
+    generate: Callable[[random.Random, int], TaskSpec]
+
+    def tasks(self) -> list[dict[str, Any]]:
+        rng = template_rng(self.id)
+        out = []
+        for index in range(self.n_tasks):
+            spec = self.generate(rng, index)
+            out.append(
+                {
+                    "id": f"{self.id}-{index + 1:02d}",
+                    "template_id": self.id,
+                    "benchmark": "sabench",
+                    "domain": self.domain,
+                    "instruction": spec.instruction,
+                    "initial_state": spec.world.initial_state(),
+                    "labels": {
+                        "trap_family": self.trap_family,
+                        "state_structure": self.state_structure,
+                        "ambiguous": self.ambiguous,
+                    },
+                    "authorized_writes": spec.authorized_writes,
+                    "goal": spec.goal,
+                    "gold": spec.gold,
+                    "traps": spec.traps,
+                    "intent": spec.intent,
+                    "candidates": spec.candidates,
+                }
+            )
+        return out
