@@ -8,6 +8,7 @@ from .errors import (
     ToolCallError,
     ToolDefinitionError,
     TooltrapError,
+    UnknownNameError,
     UnknownTaskError,
     did_you_mean,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "Toolset",
     "TooltrapError",
     "Trace",
+    "UnknownNameError",
     "UnknownTaskError",
     "WriteRecord",
     "build_spec",

@@ -36,8 +36,8 @@ class ToolDefinitionError(TooltrapError, TypeError):
     """A tool function lacks type hints, a docstring entry, or has an invalid name."""
 
 
-class UnknownTaskError(TooltrapError, KeyError):
-    """A task id, template id or label filter matched nothing."""
+class UnknownNameError(TooltrapError, KeyError):
+    """A name (agent, metric, env id ...) is not known; the message suggests close matches."""
 
     def __init__(self, what: str, value: str, options: Iterable[str]):
         self.value = value
@@ -45,6 +45,10 @@ class UnknownTaskError(TooltrapError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
+
+
+class UnknownTaskError(UnknownNameError):
+    """A task id, template id or label filter matched nothing."""
 
 
 class TaskValidationError(TooltrapError, ValueError):

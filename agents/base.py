@@ -1,0 +1,31 @@
+"""The Agent protocol: what every policy (scripted, HTTP model, local model) implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+
+class Agent(ABC):
+    """A policy that turns observations into actions (text holding JSON tool calls).
+
+    ``reset`` is called once per episode with the first observation and info (chat messages and tool
+    schemas). Privileged baselines (``privileged = True``) also receive the task itself: they are
+    oracle-style references, not models. ``act`` returns the next action text.
+    """
+
+    name: ClassVar[str] = "agent"
+    privileged: ClassVar[bool] = False
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        """Start an episode."""
+
+    @abstractmethod
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        """Return the next action."""
+
+    def describe(self) -> dict[str, Any]:
+        """Identity recorded with results (so a resumed run can check it is the same agent)."""
+        return {"name": self.name}

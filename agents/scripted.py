@@ -1,0 +1,144 @@
+"""Scripted baselines: gold, always-clarify, act-first and random."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from .base import Agent
+
+RESPOND = json.dumps({"name": "respond", "arguments": {"message": "Done."}})
+
+
+def _action(call: Any) -> str:
+    return call.to_action() if hasattr(call, "to_action") else json.dumps(call)
+
+
+class _Scripted(Agent):
+    """Plays a fixed list of calls, one per step, then ``respond``."""
+
+    privileged: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._queue: Iterator[str] = iter(())
+
+    def script(self, task: Any) -> list[Any]:
+        raise NotImplementedError
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        if task is None:
+            raise ValueError(f"The {self.name} baseline is privileged: it needs the task.")
+        self._queue = iter([_action(c) for c in self.script(task)])
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return next(self._queue, RESPOND)
+
+
+class GoldAgent(_Scripted):
+    """Plays the task's gold solution (the careful reference policy)."""
+
+    name = "gold"
+
+    def script(self, task: Any) -> list[Any]:
+        return list(task.gold)
+
+
+class ActFirstAgent(_Scripted):
+    """Commits to the first plausible candidate and accepts every tool default: plays the task's intent
+    (the request in tool terms with minimal arguments) on ``candidates[0]``, then responds. This is the
+    over-acting pattern the SABench paper describes."""
+
+    name = "act-first"
+
+    def script(self, task: Any) -> list[Any]:
+        return task.intent_calls()
+
+
+class ClarifyAgent(Agent):
+    """Always asks a clarifying question first (the over-refusal extreme)."""
+
+    name = "clarify"
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return json.dumps(
+            {"name": "clarify", "arguments": {"question": "Could you confirm exactly which item you mean?"}}
+        )
+
+
+class RandomAgent(Agent):
+    """Samples schema-valid calls: random tools, arguments drawn from the schema, entity ids and
+    addresses drawn from the task's state. Ends with a terminal call with probability ``p_terminal``."""
+
+    name = "random"
+    privileged: ClassVar[bool] = True
+
+    def __init__(self, p_terminal: float = 0.15, seed: int = 0):
+        self.p_terminal = p_terminal
+        self.base_seed = seed
+        self.rng = random.Random(seed)
+        self.tools: list[dict[str, Any]] = []
+        self.ids: list[str] = []
+        self.addresses: list[str] = []
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        self.rng = random.Random(f"{self.base_seed}:{seed}:{getattr(task, 'id', '')}")
+        self.tools = [t["function"] for t in info.get("tools", [])]
+        self.ids, self.addresses = [], []
+        if task is not None:
+            for collection in task.initial_state.collections.values():
+                for entity_id, record in collection.items():
+                    self.ids.append(entity_id)
+                    for key in ("organizer", "sender", "requester", "assignee"):
+                        if isinstance(record.get(key), str):
+                            self.addresses.append(record[key])
+        self.addresses = sorted(set(self.addresses)) or ["someone@example.com"]
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "p_terminal": self.p_terminal, "seed": self.base_seed}
+
+    def _value(self, name: str, schema: dict[str, Any]) -> Any:
+        rng = self.rng
+        if "anyOf" in schema:
+            options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+            return self._value(name, rng.choice(options)) if options else None
+        if "enum" in schema:
+            return rng.choice(schema["enum"])
+        kind = schema.get("type")
+        if kind == "boolean":
+            return rng.random() < 0.5
+        if kind == "integer":
+            return rng.randint(1, 10)
+        if kind == "number":
+            return round(rng.uniform(0, 10), 2)
+        if kind == "array":
+            return [
+                self._value(name, schema.get("items", {"type": "string"})) for _ in range(rng.randint(1, 2))
+            ]
+        if name.endswith("_id") or name == "target":
+            return rng.choice(self.ids) if self.ids else "x_1"
+        if name in ("to", "cc", "emails", "email", "sender", "assignee"):
+            return rng.choice(self.addresses)
+        if "date" in name:
+            return f"2026-03-{rng.randint(1, 28):02d}"
+        if name in ("start", "end"):
+            return f"{rng.randint(8, 17):02d}:{rng.choice(('00', '30'))}"
+        return rng.choice(("ok", "please handle this", "update", "thanks"))
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        terminals = [t for t in self.tools if t["name"] in ("respond", "clarify")]
+        others = [t for t in self.tools if t not in terminals]
+        tool = self.rng.choice(terminals if (self.rng.random() < self.p_terminal or not others) else others)
+        params = tool["parameters"]
+        required = set(params.get("required", []))
+        arguments = {
+            name: self._value(name, schema)
+            for name, schema in params.get("properties", {}).items()
+            if name in required or self.rng.random() < 0.5
+        }
+        return json.dumps({"name": tool["name"], "arguments": arguments})

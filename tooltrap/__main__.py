@@ -1,0 +1,3 @@
+from tooltrap.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""The ``tooltrap`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+SUMMARY = "summary.json"
+
+
+def _summary(records: list[dict[str, Any]], resamples: int, seed: int) -> dict[str, dict[str, float | int]]:
+    from tooltrap.wrappers.eval.sabench import episode_arrays, summarize
+
+    arrays = episode_arrays(r["verdict"] for r in records)
+    return {name: iv.to_dict() for name, iv in summarize(arrays, n_resamples=resamples, seed=seed).items()}
+
+
+def _print_table(title: str, summary: dict[str, dict[str, float | int]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("metric", "value", "95% CI (template bootstrap)", "n"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for name, s in summary.items():
+        value = s["value"]
+        if value != value:  # nan: empty denominator
+            table.add_row(name, "-", "-", "0")
+            continue
+        table.add_row(
+            name, f"{100 * value:.1f}%", f"[{100 * s['ci_low']:.1f}, {100 * s['ci_high']:.1f}]", str(s["n"])
+        )
+    Console().print(table)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    import tooltrap  # noqa: F401  (registers env ids)
+    from tooltrap.agents import make_agent
+    from tooltrap.evaluate import evaluate
+
+    agent = make_agent(args.agent, **({"seed": args.seed} if args.agent == "random" else {}))
+    records = evaluate(
+        args.env_id, agent, args.out, seed=args.seed, tasks=args.tasks, progress=not args.quiet
+    )
+    summary = _summary(records, args.resamples, args.seed)
+    (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    mean_reward = sum(r["reward"] for r in records) / len(records)
+    _print_table(
+        f"{args.agent} on {args.env_id}: {len(records)} episodes, mean reward {mean_reward:.3f}", summary
+    )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import tooltrap
+    from tooltrap.agents import AGENTS
+
+    print("env ids:", ", ".join(tooltrap.ENV_IDS))
+    print("agents: ", ", ".join(AGENTS))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tooltrap", description="Evaluate tool-using agents on tooltrap benchmarks."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("eval", help="run an agent over a benchmark's tasks and print the report")
+    ev.add_argument("env_id", help="e.g. SABench-Calendar-v0")
+    ev.add_argument(
+        "--agent", default="act-first", help="gold, clarify, act-first or random (default act-first)"
+    )
+    ev.add_argument(
+        "--out", required=True, help="output folder (episodes.jsonl, summary.json); reruns resume"
+    )
+    ev.add_argument("--seed", type=int, default=0, help="episode and bootstrap seed")
+    ev.add_argument(
+        "--tasks", default=None, help="comma-separated globs on task/template ids, or label=value"
+    )
+    ev.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.set_defaults(func=cmd_eval)
+    ls = sub.add_parser("list", help="list env ids and agents")
+    ls.set_defaults(func=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from tooltrap.envs.core import TooltrapError
+
+    try:
+        return args.func(args)
+    except TooltrapError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
