@@ -102,12 +102,15 @@ class State:
         return f"{prefix}_{n}"
 
     def insert(self, collection: str, record: Record, *, prefix: str) -> str:
-        """Create an entity with a fresh id (stored under ``record['id']``); return the id."""
+        """Create an entity with a fresh id (stored under ``record['id']``); return the id.
+
+        The state takes ownership of ``record`` (tools build it fresh): it is stored without a copy.
+        """
         table = self._own_collection(collection)
         entity_id = self.new_id(prefix)
         while entity_id in table:  # task data may already use low numbers
             entity_id = self.new_id(prefix)
-        stored = copy_json(record)
+        stored = record
         stored["id"] = entity_id
         table[entity_id] = stored
         self._owned_records.add((collection, entity_id))

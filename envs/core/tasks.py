@@ -271,8 +271,5 @@ class TaskSet(Sequence[TaskT]):
             known_keys = {k for t in self._tasks for k in t.label_dict()}
             if key not in known_keys:
                 raise UnknownTaskError("label", key, known_keys)
-            known_values = {t.label_dict().get(key) for t in self._tasks}
-            for v in accepted - known_values:
-                raise UnknownTaskError(f"value of label {key!r}", str(v), [str(x) for x in known_values])
             chosen = [t for t in chosen if t.label_dict().get(key) in accepted]
         return TaskSet(chosen)

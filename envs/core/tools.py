@@ -152,7 +152,7 @@ class ToolSpec:
                 kind=ErrorKind.INVALID_ARGUMENTS,
                 hint="Required: " + ", ".join(self.parameters.get("required", [])) or None,
             ) from None
-        return {name: getattr(model, name) for name in self.validator.model_fields}
+        return dict(model.__dict__)
 
 
 def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:

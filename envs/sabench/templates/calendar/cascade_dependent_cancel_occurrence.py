@@ -31,7 +31,7 @@ WORDINGS = (
     "Can you call off the {title} on {when}? Just that single meeting; attendees should get the cancellation.",
     "{who} is out on {when}, so cancel that day's {title}. Keep the other occurrences.",
     "Cancel the {date} occurrence of {title} and notify the people invited.",
-    "We don't need the {title} on {when} ({date}). Cancel just that one and send the usual notice.",
+    "We don't need the {title} on {when}. Cancel just that one and send the usual notice.",
 )
 
 

@@ -1,0 +1,26 @@
+"""Regenerate the packaged SABench task files from the template generators.
+
+Usage: python scripts/build_corpus.py [DOMAIN ...]   (default: every domain with templates)
+"""
+
+from __future__ import annotations
+
+import sys
+
+from tooltrap.envs.sabench.templates.registry import DOCS_TABLE, render_table, templates, write
+
+
+def main(argv: list[str]) -> int:
+    domains = argv or ["calendar"]
+    for domain in domains:
+        path = write(domain)
+        found = templates(domain)
+        n = sum(t.n_tasks for t in found)
+        print(f"{domain}: {len(found)} templates, {n} tasks -> {path}")
+    DOCS_TABLE.write_text(render_table(), encoding="utf-8")
+    print(f"template table -> {DOCS_TABLE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
