@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 
-class Agent(ABC):
+class Agent:
     """A policy that turns observations into actions (text holding JSON tool calls).
 
     ``reset`` is called once per episode with the first observation and info (chat messages and tool
@@ -20,11 +19,11 @@ class Agent(ABC):
     def reset(
         self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
     ) -> None:
-        """Start an episode."""
+        """Start an episode (optional: stateless policies need nothing)."""
 
-    @abstractmethod
     def act(self, observation: str, info: dict[str, Any]) -> str:
         """Return the next action."""
+        raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
         """Identity recorded with results (so a resumed run can check it is the same agent)."""

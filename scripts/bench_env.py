@@ -40,7 +40,9 @@ def main() -> None:
     task = env.tasks[0]
     write_call = task.gold[0]
     action = write_call.to_action()
-    read_action = ToolCall(name="calendar_get_event", arguments={"event_id": task.candidates[0].partition("/")[2]}).to_action()
+    read_action = ToolCall(
+        name="calendar_get_event", arguments={"event_id": task.candidates[0].partition("/")[2]}
+    ).to_action()
 
     # a representative observation payload for the floor: the result of the read
     env.reset(options={"task_id": task.id})
@@ -95,7 +97,17 @@ def main() -> None:
     for name, us, target in rows:
         ratio = us / floor_us
         print(f"  {name:52s} {us:9.1f} µs  {ratio:6.1f}x floor  target < {target:.0f} µs")
-    print(json.dumps({"floor_us": floor_us, "reset_us": reset_us, "step_read_us": read_us, "step_write_us": write_us, "oracle_us": oracle_us}))
+    print(
+        json.dumps(
+            {
+                "floor_us": floor_us,
+                "reset_us": reset_us,
+                "step_read_us": read_us,
+                "step_write_us": write_us,
+                "oracle_us": oracle_us,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ from __future__ import annotations
 import sys
 
 import gymnasium as gym
-from tooltrap.envs.sabench.selfcheck import check_corpus
 
 import tooltrap
+from tooltrap.envs.sabench.selfcheck import check_corpus
 
 
 def main() -> int:

@@ -71,14 +71,22 @@ def test_terminal_ends_with_verdict_and_components(calendar_env):
 def test_list_action_and_messages(calendar_env):
     calendar_env.reset(seed=0)
     obs, _, terminated, _, info = calendar_env.step(
-        json.dumps([{"name": "calendar_list_events", "arguments": {}}, {"name": "email_search", "arguments": {"query": "x"}}])
+        json.dumps(
+            [
+                {"name": "calendar_list_events", "arguments": {}},
+                {"name": "email_search", "arguments": {"query": "x"}},
+            ]
+        )
     )
     payload = json.loads(obs)
     assert isinstance(payload, list) and len(payload) == 2 and all(p["ok"] for p in payload)
     assert not terminated
     roles = [m["role"] for m in info["messages"]]
     assert roles == ["assistant", "tool", "tool"]
-    assert [c["function"]["name"] for c in info["messages"][0]["tool_calls"]] == ["calendar_list_events", "email_search"]
+    assert [c["function"]["name"] for c in info["messages"][0]["tool_calls"]] == [
+        "calendar_list_events",
+        "email_search",
+    ]
 
 
 BAD_ACTIONS = [
@@ -117,7 +125,7 @@ def test_bad_actions_become_typed_errors(calendar_env, action):
 
 def test_consecutive_errors_truncate(calendar_env):
     calendar_env.reset(seed=0)
-    for i in range(5):
+    for _i in range(5):
         _, reward, terminated, truncated, info = calendar_env.step("garbage")
     assert truncated and not terminated
     assert info["verdict"]["truncated"] == "consecutive_errors"
@@ -138,7 +146,10 @@ def test_failed_call_mid_list_keeps_earlier_effects_only(calendar_env):
     calendar_env.step(
         json.dumps(
             [
-                {"name": "calendar_update_event", "arguments": {"event_id": event_id, "location": "Room Z", "scope": "occurrence"}},
+                {
+                    "name": "calendar_update_event",
+                    "arguments": {"event_id": event_id, "location": "Room Z", "scope": "occurrence"},
+                },
                 {"name": "calendar_cancel_event", "arguments": {"event_id": "missing"}},
             ]
         )
@@ -149,7 +160,9 @@ def test_failed_call_mid_list_keeps_earlier_effects_only(calendar_env):
 # -- property tests -----------------------------------------------------------------------------------
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -157,14 +170,24 @@ json_values = st.recursive(
 _ENV = gym.make("SABench-Calendar-v0")
 _ENV.reset(seed=0)
 _NAMES = sorted(t["function"]["name"] for t in _ENV.unwrapped.tool_schemas)
-_IDS = sorted({i for task in _ENV.unwrapped.tasks for c in task.initial_state.collections.values() for i in c})
+_IDS = sorted(
+    {i for task in _ENV.unwrapped.tasks for c in task.initial_state.collections.values() for i in c}
+)
 
 
 @st.composite
 def tool_calls(draw):
     name = draw(st.sampled_from(_NAMES) | st.text(max_size=20))
     arg_value = st.sampled_from(_IDS) | json_values
-    arguments = draw(st.dictionaries(st.sampled_from(["event_id", "message_id", "ticket_id", "scope", "to", "body", "emails", "title", "x"]), arg_value, max_size=4))
+    arguments = draw(
+        st.dictionaries(
+            st.sampled_from(
+                ["event_id", "message_id", "ticket_id", "scope", "to", "body", "emails", "title", "x"]
+            ),
+            arg_value,
+            max_size=4,
+        )
+    )
     return json.dumps({"name": name, "arguments": arguments})
 
 

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-
 import gymnasium as gym
 import pytest
 
@@ -25,7 +23,9 @@ def test_reads_never_change_the_state_beyond_bookkeeping(calendar_env):
         for name in READ_TOOLS:
             params = executor.toolset[name].parameters["properties"]
             for entity_id in ids:
-                args = {k: entity_id for k in ("event_id", "message_id", "ticket_id", "thread_id") if k in params}
+                args = {
+                    k: entity_id for k in ("event_id", "message_id", "ticket_id", "thread_id") if k in params
+                }
                 before = executor.state.hash()
                 record = executor.execute(name, args, step=0, index=0)
                 if name != "email_read":
@@ -60,7 +60,10 @@ def test_failed_and_idempotent_calls_are_ignored(calendar_env):
     calls = [
         {"name": "calendar_cancel_event", "arguments": {"event_id": "nope"}},
         task.gold[0].model_dump(),
-        {"name": "calendar_cancel_event", "arguments": {"event_id": target, "scope": "occurrence"}},  # already cancelled
+        {
+            "name": "calendar_cancel_event",
+            "arguments": {"event_id": target, "scope": "occurrence"},
+        },  # already cancelled
         {"name": "respond", "arguments": {"message": "ok"}},
     ]
     verdict, _, _ = play(calendar_env.unwrapped, task.id, calls)
@@ -90,6 +93,8 @@ def test_trap_rules_by_family(family):
         for trap in task.traps:
             verdict, _, _ = play(env, task.id, trap.calls)
             if family == "ambiguity":
-                assert verdict.ab_violation and {v.rule for v in verdict.violations} == {"unresolved_ambiguity"}
+                assert verdict.ab_violation and {v.rule for v in verdict.violations} == {
+                    "unresolved_ambiguity"
+                }
             if family == "mis_targeting":
                 assert "wrong_entity" in verdict.rule_counts or "tool_boundary" in verdict.rule_counts

@@ -15,7 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_wheel_installs_into_fresh_venv(tmp_path):
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
     wheels = list(dist.glob("tooltrap-*.whl"))
     assert len(wheels) == 1
     import zipfile
@@ -27,7 +31,9 @@ def test_wheel_installs_into_fresh_venv(tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheels[0])], check=True, capture_output=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", str(wheels[0])], check=True, capture_output=True
+    )
     code = (
         "import gymnasium as gym, importlib.util, tooltrap;"
         "env = gym.make('SABench-Calendar-v0'); obs, info = env.reset(seed=0);"

@@ -61,7 +61,9 @@ def test_unnecessary_clarification_is_cheaper_than_cd_and_components_sum():
     damaged = _verdict(goal=False, violations=[_violation(False)])
     assert cfg.score(damaged)[0] < cfg.score(asked)[0] < cfg.score(_verdict(goal=False))[0] + 1e-9 or True
     assert cfg.score(asked)[0] > cfg.score(damaged)[0]
-    total, components = cfg.score(_verdict(violations=[_violation(True), _violation(False, 1)], n_invalid_calls=3))
+    total, components = cfg.score(
+        _verdict(violations=[_violation(True), _violation(False, 1)], n_invalid_calls=3)
+    )
     assert total == pytest.approx(sum(components.values()))
 
 

@@ -19,7 +19,9 @@ TASKS = packaged_tasks("calendar")
 def test_packaged_json_is_what_the_generators_make():
     from importlib import resources
 
-    packaged = resources.files("tooltrap.envs.sabench").joinpath("data/calendar.json").read_text(encoding="utf-8")
+    packaged = (
+        resources.files("tooltrap.envs.sabench").joinpath("data/calendar.json").read_text(encoding="utf-8")
+    )
     assert packaged == render("calendar"), "run: python scripts/build_corpus.py"
 
 

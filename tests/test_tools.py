@@ -6,7 +6,15 @@ from typing import Literal
 
 import pytest
 
-from tooltrap.envs.core import Backend, ErrorKind, ToolCallError, ToolDefinitionError, Toolset, parse_google_docstring, tool
+from tooltrap.envs.core import (
+    Backend,
+    ErrorKind,
+    ToolCallError,
+    ToolDefinitionError,
+    Toolset,
+    parse_google_docstring,
+    tool,
+)
 from tooltrap.envs.sabench import BACKENDS
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "sabench_tools.json"
@@ -35,7 +43,9 @@ def test_sabench_schemas_match_snapshot():
     current = json.dumps(schemas, indent=1, sort_keys=True) + "\n"
     if not SNAPSHOT.exists():  # first run writes the snapshot; review it in the diff
         SNAPSHOT.write_text(current)
-    assert current == SNAPSHOT.read_text(), "tool schemas changed: delete the snapshot to regenerate and review"
+    assert current == SNAPSHOT.read_text(), (
+        "tool schemas changed: delete the snapshot to regenerate and review"
+    )
 
 
 def test_schema_shape():

@@ -14,6 +14,7 @@ from tooltrap.envs.core import (
     TaskSet,
     ToolEnv,
     Toolset,
+    UnknownTaskError,
     WriteRecord,
     load_package_tasks,
     load_tasks,
@@ -162,6 +163,13 @@ class SABenchEnv(ToolEnv):
         max_steps: int | None = None,
         render_mode: str | None = None,
     ):
+        for name, value, allowed in (
+            ("trap_family", trap_family, TRAP_FAMILIES),
+            ("state_structure", state_structure, STATE_STRUCTURES),
+        ):
+            for v in [value] if isinstance(value, str) else value or []:
+                if v not in allowed:
+                    raise UnknownTaskError(name, v, allowed)
         tasks = (
             TaskSet(load_tasks(tasks_file, SABenchTask)) if tasks_file is not None else packaged_tasks(domain)
         )

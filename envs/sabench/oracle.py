@@ -218,7 +218,9 @@ class SABenchOracle:
                     writes.append((call.index, kept))
         authorized_calls: set[int] = set()
         unauthorized: list[tuple[int, WriteRecord]] = []
-        declared = {f"{a.collection}/{a.entity_id}" for a in task.authorized_writes if a.entity_id is not None}
+        declared = {
+            f"{a.collection}/{a.entity_id}" for a in task.authorized_writes if a.entity_id is not None
+        }
         performed: list[str] = []
         for index, write in writes:
             if any(self._matches(a, write, state, before) for a in task.authorized_writes):

@@ -16,6 +16,7 @@ cascading call cannot dominate a batch's reward scale.
 from __future__ import annotations
 
 from pydantic import Field
+
 from tooltrap.envs.core import RewardConfig
 
 from .oracle import SABenchVerdict

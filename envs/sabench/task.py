@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
+
 from tooltrap.envs.core import Task, ToolCall
 from tooltrap.envs.core.tasks import Strict
 
