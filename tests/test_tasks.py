@@ -38,7 +38,8 @@ def test_jsonl(tmp_path):
         (lambda t: t.update(surprise=1), "surprise"),
         (lambda t: t["labels"].update(trap_family="chaos"), "labels.trap_family"),
         (lambda t: t["gold"][0].update(name=5), "gold.0.name"),
-        (lambda t: t.update(candidates=["events/does_not_exist"]), None),
+        (lambda t: t.update(candidates=["events/does_not_exist", "events/x"]), "candidates.0"),
+        (lambda t: t.update(benchmark="other"), "benchmark"),
     ],
 )
 def test_errors_name_file_task_and_field(tmp_path, mutate, field):
@@ -56,9 +57,10 @@ def test_errors_name_file_task_and_field(tmp_path, mutate, field):
 
 def test_semantic_errors_name_the_field(tmp_path):
     task = _task_dict()
-    task["candidates"] = ["events/ghost"]
-    with pytest.raises(TaskValidationError, match="candidates.0"):
+    task["candidates"] = ["events/ghost", "events/ghost2"]
+    with pytest.raises(TaskValidationError, match="not in the initial state") as err:
         load_tasks(_write(tmp_path, [task]), SABenchTask)
+    assert err.value.field == "candidates.0"
 
 
 def test_duplicate_ids_and_bad_json(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -155,6 +156,9 @@ class Task(Strict):
 TaskT = TypeVar("TaskT", bound=Task)
 
 
+_SEMANTIC_ERROR = re.compile(r"^Value error, ([\w.]+): (.*)$", re.S)
+
+
 def _field_path(loc: Sequence[Any]) -> str:
     return ".".join(str(p) for p in loc)
 
@@ -175,9 +179,12 @@ def parse_tasks(raw: Any, model: type[TaskT], *, source: str) -> list[TaskT]:
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             more = f" (and {exc.error_count() - 1} more errors)" if exc.error_count() > 1 else ""
-            raise TaskValidationError(
-                f"{err['msg']}{more}", file=source, task_id=label, field=_field_path(err["loc"]) or None
-            ) from None
+            message, field = err["msg"], _field_path(err["loc"]) or None
+            # cross-field validators report "Value error, <field path>: <message>"
+            semantic = _SEMANTIC_ERROR.match(message)
+            if semantic and field is None:
+                field, message = semantic.group(1), semantic.group(2)
+            raise TaskValidationError(f"{message}{more}", file=source, task_id=label, field=field) from None
         if task.id in seen:
             raise TaskValidationError("duplicate task id", file=source, task_id=task.id, field="id")
         seen.add(task.id)

@@ -76,7 +76,7 @@ class SABenchTask(Task):
     @model_validator(mode="after")
     def _check_consistency(self) -> SABenchTask:
         if self.benchmark != "sabench":
-            raise ValueError("benchmark must be 'sabench'")
+            raise ValueError("benchmark: must be 'sabench'")
         collections = self.initial_state.collections
         if self.labels.ambiguous:
             if self.authorized_writes:
