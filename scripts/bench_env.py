@@ -1,9 +1,11 @@
-"""Benchmark env step, reset and oracle time against a floor measured in the same run.
+"""Benchmark env reset, step and oracle time against a floor measured in the same run.
 
-The floor is the unavoidable cost of the text interface: ``json.loads`` of the same action plus
-``json.dumps`` of the same observation payload. Usage: python scripts/bench_env.py [--repeat N]
-Prints medians (µs) and ratios to the floor; targets: step < 50 µs and < 10x floor, reset < 1 ms,
-oracle < 1 ms per episode.
+The floor is the unavoidable cost of the text interface for the same step: ``json.loads`` of the
+action plus ``json.dumps`` of the observation payload. Every figure is a median over the corpus (each
+task contributes its own read call, its gold write call and its gold episode).
+
+Usage: python scripts/bench_env.py [--repeat N] [--env ENV_ID]
+Targets (issue #2): step < 50 µs and < 10x floor; reset < 1 ms; oracle < 1 ms per episode.
 """
 
 from __future__ import annotations
@@ -22,92 +24,90 @@ from tooltrap.envs.core import ToolCall
 gym.register_envs(tooltrap)
 
 
-def median_us(fn: Callable[[], object], repeat: int) -> float:
+def timed_us(fn: Callable[[], object], repeat: int) -> list[float]:
     samples = []
     for _ in range(repeat):
         t0 = time.perf_counter_ns()
         fn()
-        samples.append(time.perf_counter_ns() - t0)
-    return statistics.median(samples) / 1000
+        samples.append((time.perf_counter_ns() - t0) / 1000)
+    return samples
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=200, help="repetitions per task")
     parser.add_argument("--env", default="SABench-Calendar-v0")
     args = parser.parse_args()
     env = gym.make(args.env).unwrapped
-    task = env.tasks[0]
-    write_call = task.gold[0]
-    action = write_call.to_action()
-    read_action = ToolCall(
-        name="calendar_get_event", arguments={"event_id": task.candidates[0].partition("/")[2]}
-    ).to_action()
-
-    # a representative observation payload for the floor: the result of the read
-    env.reset(options={"task_id": task.id})
-    obs_payload = json.loads(env.step(read_action)[0])
-
-    def floor() -> None:
-        json.loads(read_action)
-        json.dumps(obs_payload, ensure_ascii=False)
-
-    def reset() -> None:
-        env.reset(options={"task_id": task.id})
-
-    def step_read() -> None:
-        env._done = False  # keep stepping one live episode; the step cap is irrelevant here
-        env.step(read_action)
-        env.trace.steps.clear()
-
-    def step_write() -> None:
-        env.reset(options={"task_id": task.id})
-        env.step(action)
-
-    env.reset(options={"task_id": task.id})
-    floor_us = median_us(floor, args.repeat)
-    reset_us = median_us(reset, args.repeat)
-    env.reset(options={"task_id": task.id})
-    read_us = median_us(step_read, args.repeat)
-    write_us = median_us(step_write, args.repeat) - reset_us
-
-    # oracle: judge a full gold episode of every task
-    traces = []
-    for t in env.tasks:
-        env.reset(options={"task_id": t.id})
-        for call in t.gold:
-            _, _, terminated, truncated, _ = env.step(call.to_action())
-        traces.append((t, env.trace))
     bench = env.benchmark
+    rows: dict[str, list[float]] = {
+        k: [] for k in ("floor_read", "floor_write", "reset", "step_read", "step_write", "oracle")
+    }
 
-    def judge_all() -> None:
-        for t, trace in traces:
-            bench.judge(t, trace)
+    for task in env.tasks:
+        target = task.candidates[0].partition("/")[2]
+        read = ToolCall(name="calendar_get_event", arguments={"event_id": target}).to_action()
+        writes = [c for c in task.gold if bench.toolset(task)[c.name].mutates]
+        options = {"task_id": task.id}
 
-    oracle_us = median_us(judge_all, max(5, args.repeat // 100)) / len(traces)
+        def reset(options=options) -> None:
+            env.reset(options=options)
 
-    rows = [
-        ("floor (json.loads action + json.dumps observation)", floor_us, 50.0),
-        ("reset", reset_us, 1000.0),
-        ("step (read call)", read_us, 50.0),
-        ("step (write call)", write_us, 50.0),
-        ("oracle (per episode, gold traces)", oracle_us, 1000.0),
-    ]
-    print(f"{args.env}: {len(env.tasks)} tasks, {args.repeat} repeats (median)")
-    for name, us, target in rows:
-        ratio = us / floor_us
-        print(f"  {name:52s} {us:9.1f} µs  {ratio:6.1f}x floor  target < {target:.0f} µs")
-    print(
-        json.dumps(
-            {
-                "floor_us": floor_us,
-                "reset_us": reset_us,
-                "step_read_us": read_us,
-                "step_write_us": write_us,
-                "oracle_us": oracle_us,
-            }
+        rows["reset"] += timed_us(reset, args.repeat)
+        env.reset(options=options)
+
+        def step_read(read=read) -> None:
+            env._done = False  # one live episode, stepped repeatedly: the step cap is irrelevant here
+            env.step(read)
+            env.trace.steps.clear()
+
+        rows["step_read"] += timed_us(step_read, args.repeat)
+        payload = json.loads(env.step(read)[0])
+
+        def floor_read(read=read, payload=payload) -> None:
+            json.loads(read)
+            json.dumps(payload, ensure_ascii=False)
+
+        rows["floor_read"] += timed_us(floor_read, args.repeat)
+        if writes:
+            action = writes[0].to_action()
+            env.reset(options=options)
+            write_payload = json.loads(env.step(action)[0])
+            reset_median = statistics.median(timed_us(reset, args.repeat))
+
+            def step_write(action=action, options=options) -> None:
+                env.reset(options=options)
+                env.step(action)
+
+            rows["step_write"] += [t - reset_median for t in timed_us(step_write, args.repeat)]
+
+            def floor_write(action=action, payload=write_payload) -> None:
+                json.loads(action)
+                json.dumps(payload, ensure_ascii=False)
+
+            rows["floor_write"] += timed_us(floor_write, args.repeat)
+        env.reset(options=options)
+        for call in task.gold:
+            env.step(call.to_action())
+        trace = env.trace
+        rows["oracle"] += timed_us(
+            lambda task=task, trace=trace: bench.judge(task, trace), max(3, args.repeat // 20)
         )
-    )
+
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    floor = (med["floor_read"] + med["floor_write"]) / 2
+    print(f"{args.env}: {len(env.tasks)} tasks x {args.repeat} repeats, medians")
+    lines = [
+        ("floor: json.loads(action) + json.dumps(observation)", floor, None),
+        ("reset", med["reset"], 1000),
+        ("step, read call (calendar_get_event)", med["step_read"], 50),
+        ("step, write call (first gold write of each task)", med["step_write"], 50),
+        ("oracle, per gold episode (replay + authorization)", med["oracle"], 1000),
+    ]
+    for name, us, target in lines:
+        goal = f"target < {target} µs" if target else ""
+        print(f"  {name:52s} {us:8.1f} µs {us / floor:6.1f}x floor  {goal}")
+    print(json.dumps({k: round(v, 2) for k, v in med.items()}))
 
 
 if __name__ == "__main__":

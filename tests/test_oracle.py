@@ -98,3 +98,20 @@ def test_trap_rules_by_family(family):
                 }
             if family == "mis_targeting":
                 assert "wrong_entity" in verdict.rule_counts or "tool_boundary" in verdict.rule_counts
+
+
+def test_episodes_never_mutate_task_data():
+    """Copy-on-write is shallow (values are replaced, never mutated in place): prove the task data
+    survives every agent on every task untouched."""
+    from tooltrap.agents import make_agent
+    from tooltrap.envs.core import canonical_json
+
+    env = gym.make("SABench-Calendar-v0").unwrapped
+    before = {t.id: canonical_json(t.initial_state.model_dump()) for t in env.tasks}
+    for name in ("gold", "act-first", "random"):
+        agent = make_agent(name)
+        for task in env.tasks:
+            run_episode(env, agent, task.id, seed=2)
+            for trap in task.traps:
+                play(env, task.id, trap.calls)
+    assert before == {t.id: canonical_json(t.initial_state.model_dump()) for t in env.tasks}

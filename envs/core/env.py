@@ -20,6 +20,8 @@ from .trace import CallRecord, StepRecord, Trace, WriteRecord
 #: Actions longer than this are rejected with a parse error before decoding (huge-input guard).
 MAX_ACTION_CHARS = 32_768
 MAX_OBSERVATION_CHARS = 1_000_000
+# One encoder for every observation: json.dumps(..., ensure_ascii=False) builds a new one per call.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class Benchmark:
@@ -100,14 +102,26 @@ class Executor:
     Shared by the env and the oracle's replay so both see exactly the same semantics.
     """
 
-    __slots__ = ("benchmark", "task", "toolset", "state", "tools")
+    __slots__ = ("benchmark", "task", "toolset", "state", "_bound", "_backends")
 
     def __init__(self, benchmark: Benchmark, task: Task, state: State | None = None):
         self.benchmark = benchmark
         self.task = task
         self.toolset = benchmark.toolset(task)
         self.state = state if state is not None else task.make_state()
-        self.tools = self.toolset.instantiate(self.state)
+        self._bound: dict[str, Any] = {}
+        self._backends: dict[type[Backend], Backend] = {}
+
+    def bound_tool(self, name: str) -> Any:
+        """The tool method bound to this executor's state (backends are built on first use)."""
+        fn = self._bound.get(name)
+        if fn is None:
+            owner = self.toolset.owner[name]
+            backend = self._backends.get(owner)
+            if backend is None:
+                backend = self._backends[owner] = owner(self.state)
+            fn = self._bound[name] = getattr(backend, self.toolset.specs[name].method)
+        return fn
 
     def execute(self, name: Any, arguments: Any, *, step: int, index: int) -> CallRecord:
         if not isinstance(name, str):
@@ -118,7 +132,7 @@ class Executor:
         try:
             spec = self.toolset[name]
             kwargs = spec.validate(arguments)
-            result = self.tools[name](**kwargs)
+            result = self.bound_tool(name)(**kwargs)
         except ToolCallError as err:
             state.rollback(mark)
             kind = self.toolset.specs[name].kind if name in self.toolset.specs else None
@@ -134,27 +148,27 @@ class Executor:
 
     def _writes(self, tool: str, changes: list[Change]) -> list[WriteRecord]:
         """One record per affected entity (fields merged across the call's changes)."""
-        merged: dict[str, Change] = {}
+        merged: dict[tuple[str, str], Change] = {}
         for change in changes:
-            prev = merged.get(change.entity)
+            key = (change.collection, change.entity_id)
+            prev = merged.get(key)
             if prev is None:
-                merged[change.entity] = Change(
-                    change.collection, change.entity_id, change.op, change.fields, change.before
-                )
+                merged[key] = change
             else:
                 fields = tuple(sorted(set(prev.fields) | set(change.fields)))
                 op = prev.op if prev.op == "create" else change.op
-                merged[change.entity] = Change(change.collection, change.entity_id, op, fields, prev.before)
+                merged[key] = Change(change.collection, change.entity_id, op, fields, prev.before)
+        state, describe = self.state, self.benchmark.write_record
         out = []
         for change in merged.values():
-            if change.op == "create" and self.state.get(change.collection, change.entity_id) is None:
+            if change.op == "create" and state.get(change.collection, change.entity_id) is None:
                 continue  # created and deleted within one call: no net effect
-            out.append(self.benchmark.write_record(tool, change, self.state))
+            out.append(describe(tool, change, state))
         return out
 
 
 def _error_json(error: dict[str, str]) -> str:
-    return json.dumps({"ok": False, "error": error}, ensure_ascii=False)
+    return _encode({"ok": False, "error": error})
 
 
 class ToolEnv(gym.Env[str, str]):
@@ -298,7 +312,7 @@ class ToolEnv(gym.Env[str, str]):
                 if call.ok and call.kind == "terminal":
                     terminal = call
                     break
-            observation = json.dumps(results if as_list else results[0], ensure_ascii=False)
+            observation = _encode(results if as_list else results[0])
         record.observation = observation
         all_failed = error is not None or all(not c.ok for c in record.calls)
         self._consecutive_errors = self._consecutive_errors + 1 if all_failed else 0
@@ -410,11 +424,11 @@ class ToolEnv(gym.Env[str, str]):
                     "type": "function",
                     "function": {
                         "name": call.name,
-                        "arguments": json.dumps(call.arguments, ensure_ascii=False),
+                        "arguments": _encode(call.arguments),
                     },
                 }
             )
-            content = json.dumps(result, ensure_ascii=False) if as_list else record.observation
+            content = _encode(result) if as_list else record.observation
             replies.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
         return [{"role": "assistant", "content": "", "tool_calls": tool_calls}, *replies]
 

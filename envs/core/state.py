@@ -118,19 +118,25 @@ class State:
         return entity_id
 
     def update(self, collection: str, entity_id: str, **changes: Any) -> tuple[str, ...]:
-        """Set fields; fields whose value does not change are skipped. Returns the changed fields."""
+        """Set fields; fields whose value does not change are skipped. Returns the changed fields.
+
+        Values are replaced, never mutated in place, so copying a record on first write is a shallow
+        copy: nested lists and dicts stay shared with the task data until replaced.
+        """
         table = self._own_collection(collection)
         record = table[entity_id]
         changed = tuple(k for k, v in changes.items() if record.get(k, _MISSING) != v)
         if not changed:
             return ()
-        before = record if (collection, entity_id) not in self._owned_records else copy_json(record)
-        if (collection, entity_id) not in self._owned_records:
-            record = copy_json(record)
-            table[entity_id] = record
-            self._owned_records.add((collection, entity_id))
-        for key in changed:
-            record[key] = copy_json(changes[key])
+        key = (collection, entity_id)
+        if key in self._owned_records:
+            before = dict(record)
+        else:
+            before = record
+            record = table[entity_id] = dict(record)
+            self._owned_records.add(key)
+        for name in changed:
+            record[name] = copy_json(changes[name])
         self.log.append(Change(collection, entity_id, "update", changed, before))
         return changed
 

@@ -268,8 +268,3 @@ class Toolset:
 
     def names(self) -> list[str]:
         return list(self.specs)
-
-    def instantiate(self, state: Any) -> dict[str, Callable[..., Any]]:
-        """Bind every tool to backends over ``state``: name -> bound method."""
-        instances = {cls: cls(state) for cls in self.backend_classes}
-        return {name: getattr(instances[self.owner[name]], spec.method) for name, spec in self.specs.items()}

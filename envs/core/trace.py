@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(slots=True, frozen=True)
-class WriteRecord:
+class WriteRecord(NamedTuple):
     """A normalized write: one per affected entity per call.
 
     Attributes:

@@ -22,7 +22,7 @@ Rule labels, checked in this order for each unauthorized write:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltrap.envs.core import (
@@ -198,7 +198,7 @@ class SABenchOracle:
             if not fields:
                 return None
             if fields != write.fields:
-                write = replace(write, fields=fields)
+                write = write._replace(fields=fields)
         if write.collection == NOTIFICATIONS:
             record = state.get(NOTIFICATIONS, write.entity_id) or {}
             if record.get("recipient") == state.context.get("user"):

@@ -8,6 +8,7 @@ from tooltrap.envs.core import Backend, ToolCallError, did_you_mean
 from tooltrap.envs.core.state import Record
 
 NOTIFICATIONS = "notifications"
+_MISSING = object()
 
 
 class OfficeBackend(Backend):
@@ -37,31 +38,35 @@ class OfficeBackend(Backend):
     def notify(self, recipients: list[str], *, kind: str, ref: str, subject: str) -> list[str]:
         """Deliver one notification per recipient (one write record each). The acting user's own copy
         is delivered too: the oracle treats it as bookkeeping."""
-        ids = []
-        for recipient in dict.fromkeys(recipients):
-            ids.append(
-                self.state.insert(
-                    NOTIFICATIONS,
-                    {
-                        "domain": self.domain,
-                        "recipient": recipient,
-                        "kind": kind,
-                        "ref": ref,
-                        "subject": subject,
-                        "external": self.is_external(recipient),
-                        "sent_at": self.state.now,
-                    },
-                    prefix="ntf",
-                )
+        state = self.state
+        org = "@" + self.org_domain.lower()
+        return [
+            state.insert(
+                NOTIFICATIONS,
+                {
+                    "domain": self.domain,
+                    "recipient": recipient,
+                    "kind": kind,
+                    "ref": ref,
+                    "subject": subject,
+                    "external": not recipient.lower().endswith(org),
+                    "sent_at": state.now,
+                },
+                prefix="ntf",
             )
-        return ids
+            for recipient in dict.fromkeys(recipients)
+        ]
 
     def stamp(self, collection: str, entity_id: str, **changes: Any) -> tuple[str, ...]:
-        """Update fields; also bump ``updated_at`` when something really changed."""
-        changed = self.state.update(collection, entity_id, **changes)
-        if changed and "updated_at" in (self.state.get(collection, entity_id) or {}):
-            self.state.update(collection, entity_id, updated_at=self.state.now)
-        return changed
+        """Update fields; also bump ``updated_at`` when something really changed (one change record)."""
+        record = self.state.get(collection, entity_id) or {}
+        real = {k: v for k, v in changes.items() if record.get(k, _MISSING) != v}
+        if not real:
+            return ()
+        if "updated_at" in record:
+            real["updated_at"] = self.state.now
+        changed = self.state.update(collection, entity_id, **real)
+        return tuple(k for k in changed if k in changes)
 
 
 def summary(record: Record, keys: tuple[str, ...]) -> dict[str, Any]:
