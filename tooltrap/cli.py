@@ -54,6 +54,35 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from tooltrap.wrappers.eval.report import build_report, load_runs, print_terminal, write_report
+
+    names = args.names.split(",") if args.names else None
+    if names and len(names) != len(args.dirs):
+        print(f"error: --names has {len(names)} names for {len(args.dirs)} runs", file=sys.stderr)
+        return 2
+    try:
+        runs = load_runs(args.dirs, names)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report = build_report(runs, n_resamples=args.resamples, seed=args.seed)
+    figures = not args.no_figures
+    if figures:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print(
+                "matplotlib is not installed (pip install 'tooltrap[plot]'): skipping figures",
+                file=sys.stderr,
+            )
+            figures = False
+    written = write_report(report, args.out, figures=figures)
+    print_terminal(report)
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     import tooltrap
     from tooltrap.agents import AGENTS
@@ -83,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=cmd_eval)
+    rp = sub.add_parser("report", help="the paper's tables and figures for one or more eval folders")
+    rp.add_argument("dirs", nargs="+", help="folders written by `tooltrap eval`")
+    rp.add_argument(
+        "--out", default="report", help="output folder (report.md, report.json, metrics.csv, PNGs)"
+    )
+    rp.add_argument("--names", default=None, help="comma-separated display names, one per folder")
+    rp.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    rp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    rp.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    rp.set_defaults(func=cmd_report)
     ls = sub.add_parser("list", help="list env ids and agents")
     ls.set_defaults(func=cmd_list)
     return parser
