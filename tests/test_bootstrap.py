@@ -10,11 +10,11 @@ from tooltrap.wrappers.eval.sabench import episode_arrays, rate, summarize
 def _fixture():
     # 3 templates: A (2 tasks), B (2 tasks, ambiguous), C (1 task)
     rows = [
-        dict(template_id="A", goal=True, cd=False, external_cd=False, ab_violation=False, clarification_proxy=False, unnecessary_clarification=False, ambiguous=False),
-        dict(template_id="A", goal=True, cd=True, external_cd=True, ab_violation=False, clarification_proxy=False, unnecessary_clarification=False, ambiguous=False),
-        dict(template_id="B", goal=False, cd=True, external_cd=False, ab_violation=True, clarification_proxy=False, unnecessary_clarification=False, ambiguous=True),
-        dict(template_id="B", goal=True, cd=False, external_cd=False, ab_violation=False, clarification_proxy=True, unnecessary_clarification=False, ambiguous=True),
-        dict(template_id="C", goal=False, cd=False, external_cd=False, ab_violation=False, clarification_proxy=False, unnecessary_clarification=True, ambiguous=False),
+        dict(task_id="a1", template_id="A", goal=True, cd=False, external_cd=False, ab_violation=False, clarification_proxy=False, unnecessary_clarification=False, ambiguous=False),
+        dict(task_id="a2", template_id="A", goal=True, cd=True, external_cd=True, ab_violation=False, clarification_proxy=False, unnecessary_clarification=False, ambiguous=False),
+        dict(task_id="b1", template_id="B", goal=False, cd=True, external_cd=False, ab_violation=True, clarification_proxy=False, unnecessary_clarification=False, ambiguous=True),
+        dict(task_id="b2", template_id="B", goal=True, cd=False, external_cd=False, ab_violation=False, clarification_proxy=True, unnecessary_clarification=False, ambiguous=True),
+        dict(task_id="c1", template_id="C", goal=False, cd=False, external_cd=False, ab_violation=False, clarification_proxy=False, unnecessary_clarification=True, ambiguous=False),
     ]  # fmt: skip
     return episode_arrays(rows)
 
@@ -64,6 +64,7 @@ def test_bootstrap_matches_slow_reference():
 def test_multinomial_counts_are_template_draws():
     counts = resample_counts(7, 500, 1)
     assert counts.shape == (500, 7) and (counts.sum(axis=1) == 7).all()
+    assert (counts == counts.astype(int)).all()
     assert (resample_counts(7, 500, 1) == counts).all()
 
 
