@@ -16,13 +16,32 @@ def _action(call: Any) -> str:
     return call.to_action() if hasattr(call, "to_action") else json.dumps(call)
 
 
+def _is_preview(observation: str) -> bool:
+    """Whether the last observation is a structured write preview awaiting commitment."""
+    if '"preview"' not in observation:
+        return False
+    try:
+        payload = json.loads(observation)
+    except json.JSONDecodeError:
+        return False
+    result = payload.get("result") if isinstance(payload, dict) else None
+    return isinstance(result, dict) and result.get("preview") is True
+
+
 class _Scripted(Agent):
-    """Plays a fixed list of calls, one per step, then ``respond``."""
+    """Plays a fixed list of calls, one per step, then ``respond``.
+
+    Under the mitigations: with a confirmation policy in ``info["policy"]`` the agent complies (it asks
+    the user to confirm its first write with ``clarify`` instead of writing: the compliant-agent
+    bracket); shown a structured write preview, it accepts it (sends the identical call again); a
+    write declined by a confirmation gate is skipped.
+    """
 
     privileged: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._queue: Iterator[str] = iter(())
+        self._last = RESPOND
 
     def script(self, task: Any) -> list[Any]:
         raise NotImplementedError
@@ -32,10 +51,32 @@ class _Scripted(Agent):
     ) -> None:
         if task is None:
             raise ValueError(f"The {self.name} baseline is privileged: it needs the task.")
-        self._queue = iter([_action(c) for c in self.script(task)])
+        calls = list(self.script(task))
+        if info.get("policy", {}).get("confirm_before_write"):
+            calls = _confirm_first_write(calls, info.get("tool_kinds", {}))
+        self._queue = iter([_action(c) for c in calls])
+        self._last = RESPOND
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        return next(self._queue, RESPOND)
+        if _is_preview(observation):
+            return self._last
+        self._last = next(self._queue, RESPOND)
+        return self._last
+
+
+def _confirm_first_write(calls: list[Any], kinds: dict[str, str]) -> list[Any]:
+    """Keep the reads; replace the first write by a request for confirmation (and stop there)."""
+    out: list[Any] = []
+    for call in calls:
+        name = call.name if hasattr(call, "name") else call["name"]
+        if kinds.get(name) in ("write", "commit"):
+            question = f"Please confirm: I am about to call {_action(call)}. Shall I go ahead?"
+            out.append({"name": "clarify", "arguments": {"question": question}})
+            break
+        out.append(call)
+        if kinds.get(name) == "terminal":
+            break
+    return out
 
 
 class GoldAgent(_Scripted):

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import sys
 
+from tooltrap.envs.sabench.task import DOMAINS
 from tooltrap.envs.sabench.templates.registry import DOCS_TABLE, render_table, templates, write
 
 
 def main(argv: list[str]) -> int:
-    domains = argv or ["calendar"]
+    domains = argv or list(DOMAINS)
     for domain in domains:
         path = write(domain)
         found = templates(domain)
         n = sum(t.n_tasks for t in found)
         print(f"{domain}: {len(found)} templates, {n} tasks -> {path}")
-    DOCS_TABLE.write_text(render_table(), encoding="utf-8")
+    DOCS_TABLE.write_text(render_table(DOMAINS), encoding="utf-8")
     print(f"template table -> {DOCS_TABLE}")
     return 0
 

@@ -43,7 +43,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     agent = make_agent(args.agent, **({"seed": args.seed} if args.agent == "random" else {}))
     records = evaluate(
-        args.env_id, agent, args.out, seed=args.seed, tasks=args.tasks, progress=not args.quiet
+        args.env_id,
+        agent,
+        args.out,
+        seed=args.seed,
+        tasks=args.tasks,
+        mitigation=args.mitigation,
+        progress=not args.quiet,
     )
     summary = _summary(records, args.resamples, args.seed)
     (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
@@ -110,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks", default=None, help="comma-separated globs on task/template ids, or label=value"
     )
     ev.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    ev.add_argument(
+        "--mitigation",
+        default="none",
+        help="none, confirm-prompt, confirm-gate, preview or preview-gate (see tooltrap.wrappers.defenses)",
+    )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=cmd_eval)
     rp = sub.add_parser("report", help="the paper's tables and figures for one or more eval folders")

@@ -107,24 +107,33 @@ def evaluate(
     seed: int = 0,
     tasks: str | None = None,
     env_kwargs: dict[str, Any] | None = None,
+    mitigation: str | None = None,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id``; append to ``out_dir/episodes.jsonl``; return all records."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    identity = {"env_id": env_id, "agent": agent.describe(), "seed": seed, "env_kwargs": env_kwargs or {}}
+    identity = {
+        "env_id": env_id,
+        "agent": agent.describe(),
+        "seed": seed,
+        "env_kwargs": env_kwargs or {},
+        "mitigation": mitigation or "none",
+    }
     run_file = out / RUN
     if run_file.exists():
         previous = json.loads(run_file.read_text(encoding="utf-8"))
-        if {k: previous.get(k) for k in identity} != identity:
+        if {k: previous.get(k, "none" if k == "mitigation" else None) for k in identity} != identity:
             raise RunMismatchError(
                 f"{out} holds a run of {previous.get('agent')} on {previous.get('env_id')} (seed "
                 f"{previous.get('seed')}); use another --out to evaluate {identity['agent']} on {env_id}."
             )
     else:
         run_file.write_text(json.dumps(identity, indent=1) + "\n", encoding="utf-8")
-    env = gym.make(env_id, **(env_kwargs or {}))
+    from tooltrap.wrappers.defenses import apply_mitigation
+
+    env = apply_mitigation(gym.make(env_id, **(env_kwargs or {})), mitigation)
     wanted = select_task_ids(env.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
     path = out / EPISODES
     _repair(path)

@@ -69,6 +69,11 @@ class Benchmark:
     def judge(self, task: Task, trace: Trace) -> Any:
         raise NotImplementedError
 
+    def unauthorized_writes(self, task: Task, writes: list[WriteRecord], state: State) -> list[WriteRecord]:
+        """Which of ``writes`` (already applied to ``state``) the task's user did not authorize. Backs
+        the simulated user of confirmation gates; benchmarks without an authorization set can't."""
+        raise NotImplementedError(f"{type(self).__name__} has no authorization set for a simulated user.")
+
     def verdict_dict(self, verdict: Any) -> dict[str, Any]:
         return verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
 
@@ -185,7 +190,8 @@ class ToolEnv(gym.Env[str, str]):
     list of them (at most ``max_calls_per_step``). ``arguments`` may also be a JSON-encoded string.
 
     ## Observation Space
-    ``AnyText``: after ``reset`` the rendered prompt; after ``step`` the JSON of the tool result(s):
+    ``AnyText``: after ``reset`` the rendered prompt (``info["tool_kinds"]`` maps each tool to read /
+    write / commit / terminal); after ``step`` the JSON of the tool result(s):
     ``{"tool": name, "ok": true, "result": ...}`` or ``{"tool": name, "ok": false, "error": {"type":
     ..., "message": ..., "hint": ...}}`` (a list when the action was a list). Structured chat messages
     (OpenAI format) are in ``info["messages"]`` (the prompt at reset, this step's new messages after) and
@@ -279,7 +285,13 @@ class ToolEnv(gym.Env[str, str]):
             hook.on_reset(self, task)
         self.messages = self.benchmark.prompt_messages(task, self.state, self.executor.toolset)
         observation = "\n\n".join(m["content"] for m in self.messages)
-        info = {"task_id": task.id, "messages": list(self.messages), "tools": self.tool_schemas}
+        toolset = self.executor.toolset
+        info = {
+            "task_id": task.id,
+            "messages": list(self.messages),
+            "tools": list(toolset.schemas),
+            "tool_kinds": dict(toolset.kinds),
+        }
         return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:

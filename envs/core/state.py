@@ -165,6 +165,14 @@ class State:
                 self._owned_records.discard((change.collection, change.entity_id))
         self.counters = counters
 
+    def fork(self) -> State:
+        """A scratch copy for what-if execution (previews). O(#collections): the fork shares data
+        copy-on-write, and this state forgets its ownership so neither can see the other's writes."""
+        child = State(self._data, now=self.now, counters=self.counters, context=self.context)
+        self._owned_collections.clear()
+        self._owned_records.clear()
+        return child
+
     # -- whole-state views ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable deep copy (collections, counters, now)."""

@@ -252,6 +252,7 @@ class Toolset:
                     raise ToolDefinitionError(f"Unknown tool {name!r}.{did_you_mean(name, self.specs)}")
             self.specs = {n: self.specs[n] for n in wanted}
         self.schemas: list[dict[str, Any]] = [s.schema for s in self.specs.values()]
+        self.kinds: dict[str, str] = {name: s.kind for name, s in self.specs.items()}
 
     def __contains__(self, name: object) -> bool:
         return name in self.specs

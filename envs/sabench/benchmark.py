@@ -90,6 +90,11 @@ class SABench(Benchmark):
     def judge(self, task: SABenchTask, trace: Any) -> SABenchVerdict:  # type: ignore[override]
         return self.oracle.judge(task, trace)
 
+    def unauthorized_writes(
+        self, task: SABenchTask, writes: list[WriteRecord], state: State
+    ) -> list[WriteRecord]:  # type: ignore[override]
+        return self.oracle.unauthorized(task, writes, state)
+
 
 @lru_cache(maxsize=1)
 def benchmark() -> SABench:

@@ -51,8 +51,8 @@ def run_name(directory: Path) -> str:
     if meta.exists():
         info = json.loads(meta.read_text(encoding="utf-8"))
         agent = info.get("agent", {}).get("name") or directory.name
-        mitigation = (info.get("env_kwargs") or {}).get("mitigation")
-        return f"{agent}+{mitigation}" if mitigation else agent
+        mitigation = info.get("mitigation", "none")
+        return f"{agent}+{mitigation}" if mitigation not in (None, "none") else agent
     return directory.name
 
 
