@@ -8,6 +8,7 @@ import pkgutil
 from pathlib import Path
 from typing import Any
 
+from ..task import DOMAINS
 from .base import Template
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -47,7 +48,7 @@ def write(domain: str) -> Path:
 DOCS_TABLE = Path(__file__).resolve().parents[3] / "docs" / "sabench_templates.md"
 
 
-def render_table(domains: tuple[str, ...] = ("calendar",)) -> str:
+def render_table(domains: tuple[str, ...] = DOMAINS) -> str:
     """Markdown table of the templates: cell, domain, task count and the trap in one line each."""
     lines = [
         "# SABench templates",
