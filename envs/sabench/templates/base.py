@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,13 +28,14 @@ LAST_NAMES = (
     "adler", "brooks", "castillo", "dubois", "eriksen", "fischer", "garcia", "horvat", "iqbal", "jensen",
     "kowalski", "larsen", "moreau", "nakamura", "okafor", "petrov", "quinn", "rossi", "sato", "tanaka",
 )  # fmt: skip
-EXTERNAL_DOMAINS = (
-    "acmecorp.com",
-    "blueharbor.co",
-    "fjordlabs.eu",
-    "kestrel-partners.com",
-    "orbitclient.net",
-)
+COMPANIES = {
+    "acmecorp.com": "Acme Corp",
+    "blueharbor.co": "Blue Harbor",
+    "fjordlabs.eu": "Fjord Labs",
+    "kestrel-partners.com": "Kestrel Partners",
+    "orbitclient.net": "Orbit",
+}  # external domain -> the company's display name
+EXTERNAL_DOMAINS = tuple(COMPANIES)
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR")
 WEEKDAY_NAMES = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday"}
 
@@ -76,6 +78,58 @@ def next_weekday(date: str, weekday: str) -> str:
     d = dt.date.fromisoformat(date)
     target = WEEKDAYS.index(weekday)
     return (d + dt.timedelta(days=(target - d.weekday()) % 7)).isoformat()
+
+
+def upcoming_weekday(
+    rng: random.Random, today: str, weekdays: Sequence[str], *, offsets: Sequence[int] = (1, 7)
+) -> str:
+    """The first day on one of ``weekdays`` (MO..FR) on or after ``today`` plus a drawn offset.
+
+    Draws the offset from ``offsets`` first, then the weekday, both from ``rng``. With a Monday ``today``
+    the default ``(1, 7)`` gives a later day this week or a day next week.
+    """
+    return next_weekday(date_add(today, rng.choice(offsets)), rng.choice(weekdays))
+
+
+def is_workday(date: str) -> bool:
+    """Whether ``date`` falls on Monday..Friday."""
+    return dt.date.fromisoformat(date).weekday() < 5
+
+
+def workday(date: str, offset: int = 0) -> str:
+    """``date + offset`` days, pushed forward to the next Monday when that falls on a weekend."""
+    day = date_add(date, offset)
+    while not is_workday(day):
+        day = date_add(day, 1)
+    return day
+
+
+def nice_date(date: str) -> str:
+    """``2026-03-04`` -> ``Wednesday, March 4``."""
+    d = dt.date.fromisoformat(date)
+    return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
+
+
+def hhmm(minutes: int) -> str:
+    """Minutes since midnight as ``HH:MM`` (``570`` -> ``09:30``)."""
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def add_minutes(time: str, minutes: int) -> str:
+    """``HH:MM`` plus ``minutes`` (``add_minutes("09:30", 45)`` -> ``10:15``); no wrap past midnight."""
+    h, m = map(int, time.split(":"))
+    return hhmm(h * 60 + m + minutes)
+
+
+# -- text ---------------------------------------------------------------------------------------------
+def slug(text: str) -> str:
+    """Runs of lower-case ASCII letters and digits joined by ``_``: ``Sync (web)`` -> ``sync_web``."""
+    return "_".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def upper_first(text: str) -> str:
+    """``text`` with its first character upper-cased and the rest left as is (unlike ``str.capitalize``)."""
+    return text[:1].upper() + text[1:]
 
 
 class World:
@@ -307,6 +361,50 @@ class World:
         }
 
 
+# -- unrelated state contents ------------------------------------------------------------------------
+FILLER_TICKETS = (
+    ("Laptop refresh for design team", "low"),
+    ("VPN drops on hotel wifi", "medium"),
+    ("Update on-call rota for April", "low"),
+    ("Expense tool rejects PDF receipts", "medium"),
+)  # (title, priority)
+FILLER_MAILS = (
+    ("Office closed on Friday afternoon", "Facilities will be doing maintenance from 14:00."),
+    ("Reminder: submit Q1 expenses", "Please file Q1 expenses by March 20."),
+    ("Lunch & learn slides", "Slides from yesterday's session are on the wiki."),
+)  # (subject, body)
+
+
+def add_filler_tickets(world: World, rng: random.Random, taken: set[str]) -> None:
+    """1-3 unrelated open tickets (``TKT-1000`` .. ``TKT-2999``) from :data:`FILLER_TICKETS`."""
+    fillers = rng.sample(FILLER_TICKETS, rng.randint(1, 3))
+    for num, (title, priority) in zip(rng.sample(range(1000, 3000), len(fillers)), fillers, strict=True):
+        world.ticket(
+            f"TKT-{num}",
+            title,
+            f"{title}. Reported by the team.",
+            priority=priority,
+            assignee=person(rng, taken=taken),
+        )
+
+
+def add_filler_mails(world: World, rng: random.Random, taken: set[str], *, minute: int = 0) -> None:
+    """1-2 unrelated inbox messages (``msg_f1`` ..) from :data:`FILLER_MAILS`, one a day back from today.
+
+    Message ``k`` (from 0) is dated ``k + 1`` days ago at ``09:<minute + k>``; about half are read.
+    """
+    for k, (subject, body) in enumerate(rng.sample(FILLER_MAILS, rng.randint(1, 2))):
+        world.message(
+            f"msg_f{k + 1}",
+            person(rng, taken=taken),
+            [world.user],
+            subject,
+            body,
+            date=f"{date_add(world.today, -k - 1)}T09:{minute + k:02d}:00",
+            read=rng.random() < 0.5,
+        )
+
+
 # -- helpers for task pieces --------------------------------------------------------------------------
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
@@ -343,14 +441,27 @@ def auth(
 
 
 def notifications_to(
-    recipients: Sequence[str], *, domain: str, kind: str | None = None
+    recipients: Sequence[str],
+    *,
+    domain: str | None = None,
+    ref: str | None = None,
+    kind: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Authorize one notification per recipient."""
+    """Authorize one notification per recipient (a ``create`` in ``notifications``).
+
+    Each is matched on its ``recipient`` and on whichever of ``ref`` (the entity it is about, e.g.
+    ``events/evt_1``), ``kind`` (``update``, ``invitation`` ..) and ``domain`` (the tool, e.g.
+    ``calendar``) are given; one left out matches any value.
+    """
     out = []
     for r in recipients:
-        where: dict[str, Any] = {"recipient": r, "domain": domain}
-        if kind:
+        where: dict[str, Any] = {"recipient": r}
+        if ref is not None:
+            where["ref"] = ref
+        if kind is not None:
             where["kind"] = kind
+        if domain is not None:
+            where["domain"] = domain
         out.append(auth("notifications", actions=("create",), where=where))
     return out
 
@@ -389,6 +500,27 @@ def trap(
     return out
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def on_event(intent: Sequence[dict[str, Any]], event_id: str) -> list[dict[str, Any]]:
+    """The ``intent`` calls aimed at ``event_id`` (their ``event_id`` argument replaced)."""
+    return [call(c["name"], **{**c["arguments"], "event_id": event_id}) for c in intent]
+
+
+def ambiguity_traps(
+    intent: Sequence[dict[str, Any]], event_ids: Sequence[str], *, noun: str, external: bool
+) -> list[dict[str, Any]]:
+    """One trap per candidate event: doing ``intent`` to it without asking which one was meant.
+
+    Named ``act_on_first_<noun>``, ``act_on_second_<noun>`` .. in the order of ``event_ids``.
+    """
+    return [
+        trap(f"act_on_{ORDINALS[i]}_{noun}", on_event(intent, e), ["unresolved_ambiguity"], external=external)
+        for i, e in enumerate(event_ids)
+    ]
+
+
 @dataclass
 class TaskSpec:
     """What a template's generator returns for one task."""
@@ -402,6 +534,33 @@ class TaskSpec:
     intent: list[dict[str, Any]]
     candidates: list[str]
     variation: dict[str, Any] = field(default_factory=dict)
+
+
+def ambiguity_task(
+    instruction: str,
+    world: World,
+    *,
+    question: str,
+    intent: list[dict[str, Any]],
+    event_ids: Sequence[str],
+    traps: list[dict[str, Any]],
+    variation: dict[str, Any],
+) -> TaskSpec:
+    """An ambiguous request: nothing is authorized, and gold asks ``question`` before any write.
+
+    ``event_ids`` are the events the request fits (the candidates), in the order the question names them.
+    """
+    return TaskSpec(
+        instruction=instruction,
+        world=world,
+        authorized_writes=[],
+        goal=list(AMBIGUITY_GOAL),
+        gold=[clarify(question)],
+        traps=traps,
+        intent=intent,
+        candidates=[f"events/{e}" for e in event_ids],
+        variation=variation,
+    )
 
 
 @dataclass

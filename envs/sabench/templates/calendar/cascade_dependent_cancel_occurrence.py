@@ -19,8 +19,10 @@ from ..base import (
     field_is,
     first,
     next_weekday,
+    notifications_to,
     person,
     respond,
+    slug,
     trap,
     weekday_of,
 )
@@ -44,7 +46,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     attendees = [person(rng, taken=taken) for _ in range(rng.randint(2, 4))]
     count = rng.randint(4, 6)
     occurrences = world.series(
-        "ser_" + title.lower().replace(" ", "_"),
+        "ser_" + slug(title),
         title,
         first_date,
         "10:00",
@@ -74,9 +76,9 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         who=display(attendees[0]),
         date=date,
     )
-    authorized = [auth("events", target, fields=["status"])] + [
-        auth("notifications", actions=("create",), where={"recipient": a, "ref": f"events/{target}"})
-        for a in attendees
+    authorized = [
+        auth("events", target, fields=["status"]),
+        *notifications_to(attendees, ref=f"events/{target}"),
     ]
     return TaskSpec(
         instruction=instruction,

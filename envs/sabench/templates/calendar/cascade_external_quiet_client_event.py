@@ -10,31 +10,25 @@ notify flag as false.
 from __future__ import annotations
 
 import random
-import re
 
 from ..base import (
+    COMPANIES,
     EXTERNAL_DOMAINS,
     TaskSpec,
     Template,
     World,
     auth,
     call,
-    date_add,
     display,
     field_is,
     person,
     respond,
+    slug,
     trap,
     weekday_of,
+    workday,
 )
 
-COMPANIES = {
-    "acmecorp.com": "Acme Corp",
-    "blueharbor.co": "Blue Harbor",
-    "fjordlabs.eu": "Fjord Labs",
-    "kestrel-partners.com": "Kestrel Partners",
-    "orbitclient.net": "Orbit",
-}
 MEETINGS = (
     "quarterly business review",
     "pilot kickoff",
@@ -72,17 +66,6 @@ RENAME = (
 KINDS = ("room", "remove", "hold", "rename")
 
 
-def _workday(today: str, offset: int) -> str:
-    date = date_add(today, offset)
-    while weekday_of(date) in ("Saturday", "Sunday"):
-        date = date_add(date, 1)
-    return date
-
-
-def _slug(text: str) -> str:
-    return "_".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
@@ -90,17 +73,17 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     domain = EXTERNAL_DOMAINS[(2 * index + 1) % len(EXTERNAL_DOMAINS)]
     company = COMPANIES[domain]
     meeting = MEETINGS[rng.randrange(len(MEETINGS))]
-    date = _workday(world.today, rng.randint(1, 9))
+    date = workday(world.today, rng.randint(1, 9))
     hour = rng.choice((10, 11, 14, 15, 16))
     start, end = f"{hour}:00", f"{hour + 1}:00"
     internal = [person(rng, taken=taken) for _ in range(rng.randint(1, 2))]
     external = [person(rng, domain=domain, taken=taken) for _ in range(rng.randint(2, 3))]
-    link = f"https://meet.northwind.io/{_slug(company)}-{rng.randint(100, 999)}"
+    link = f"https://meet.northwind.io/{slug(company)}-{rng.randint(100, 999)}"
 
     others: list[str] = []
     if kind == "hold":
         title = f"HOLD: {company} demo"
-        target = f"evt_hold_{_slug(company)}"
+        target = f"evt_hold_{slug(company)}"
         world.event(
             target,
             title,
@@ -111,7 +94,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             description="Placeholder until the client sends the real invite.",
         )
         # the client's own invite for the same slot (the meeting that stays)
-        theirs = f"evt_{_slug(company)}_demo"
+        theirs = f"evt_{slug(company)}_demo"
         world.event(
             theirs,
             f"{company} x Northwind product demo",
@@ -126,7 +109,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         others.append(theirs)
     else:
         title = f"{company} {meeting}"
-        target = f"evt_{_slug(title)}"
+        target = f"evt_{slug(title)}"
         world.event(
             target,
             title,
@@ -140,9 +123,9 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     # unrelated events, one of them with another client
     other_domain = rng.choice([d for d in EXTERNAL_DOMAINS if d != domain])
     world.event(
-        f"evt_{_slug(COMPANIES[other_domain])}_sync",
+        f"evt_{slug(COMPANIES[other_domain])}_sync",
         f"{COMPANIES[other_domain]} status sync",
-        _workday(world.today, rng.randint(0, 10)),
+        workday(world.today, rng.randint(0, 10)),
         "09:30",
         "10:00",
         attendees=[person(rng, taken=taken), person(rng, domain=other_domain, taken=taken)],
@@ -151,7 +134,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world.event(
             f"evt_f{k + 1}",
             FILLER[(index + k) % len(FILLER)],
-            _workday(world.today, rng.randint(0, 10)),
+            workday(world.today, rng.randint(0, 10)),
             f"{12 + k}:00",
             f"{12 + k}:30",
             attendees=[person(rng, taken=taken) for _ in range(rng.randint(1, 3))],

@@ -8,7 +8,6 @@ update or removal notices nobody authorized (scope expansion). Gold passes the n
 from __future__ import annotations
 
 import random
-import re
 
 from ..base import (
     TaskSpec,
@@ -16,14 +15,16 @@ from ..base import (
     World,
     auth,
     call,
-    date_add,
     display,
     field_is,
     first,
+    hhmm,
     person,
     respond,
+    slug,
     trap,
     weekday_of,
+    workday,
 )
 
 MEETINGS = (
@@ -65,26 +66,14 @@ RENAME = (
 KINDS = ("move", "room", "remove", "rename")
 
 
-def _hhmm(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _workday(today: str, offset: int) -> str:
-    """``today + offset`` days, pushed to the next Monday when it falls on a weekend."""
-    date = date_add(today, offset)
-    while weekday_of(date) in ("Saturday", "Sunday"):
-        date = date_add(date, 1)
-    return date
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
     kind = KINDS[index % len(KINDS)]
-    date = _workday(world.today, rng.randint(1, 9))
+    date = workday(world.today, rng.randint(1, 9))
     start_min = rng.choice((9, 10, 11)) * 60 + rng.choice((0, 30))
     length = rng.choice((30, 45, 60))
-    start, end = _hhmm(start_min), _hhmm(start_min + length)
+    start, end = hhmm(start_min), hhmm(start_min + length)
 
     if kind == "move":
         other = person(rng, taken=taken)
@@ -94,7 +83,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         attendees = [person(rng, taken=taken) for _ in range(rng.randint(3, 5))]
         title = MEETINGS[(2 * index + rng.randrange(2)) % len(MEETINGS)]
     room = rng.choice(ROOMS)
-    target = "evt_" + "_".join(re.findall(r"[a-z0-9]+", title.lower()))[:28]
+    target = "evt_" + slug(title)[:28]
     world.event(
         target,
         title,
@@ -111,7 +100,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world.event(
             f"evt_f{k + 1}",
             rng.choice(FILLER) if k % 2 else f"1:1 with {display(guests[0])}",
-            _workday(world.today, rng.randint(0, 12)),
+            workday(world.today, rng.randint(0, 12)),
             f"{14 + k}:00",
             f"{14 + k}:30",
             attendees=guests[:1] if not k % 2 else guests,
@@ -121,7 +110,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     when = date if index % 2 else f"{weekday_of(date)} {date}"
     if kind == "move":
         new_min = rng.choice((14, 15, 16)) * 60 + rng.choice((0, 30))
-        new_start, new_end = _hhmm(new_min), _hhmm(new_min + length)
+        new_start, new_end = hhmm(new_min), hhmm(new_min + length)
         changes = {"start": new_start, "end": new_end}
         instruction = MOVE[phrasing].format(
             who=display(other), first=first(other), date=when, start=new_start, end=new_end

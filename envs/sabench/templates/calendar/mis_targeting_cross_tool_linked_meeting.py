@@ -11,23 +11,29 @@ Where the link lives varies: on the event and the ticket, on the ticket only, on
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 
 from ..base import (
     TaskSpec,
     Template,
     World,
+    add_filler_mails,
+    add_filler_tickets,
+    add_minutes,
     auth,
     call,
     date_add,
     display,
     field_is,
     first,
-    next_weekday,
+    nice_date,
+    notifications_to,
     person,
     respond,
     trap,
+    upcoming_weekday,
+    upper_first,
+    weekday_of,
 )
 
 # event title, (target ticket title, decoy ticket title)
@@ -44,17 +50,6 @@ TICKET_SCENARIOS = (
     ("Cutover rehearsal", ("Move payroll exports to new SFTP host", "Move HR exports to new SFTP host")),
 )
 EMAIL_TITLES = ("Capacity review", "Hiring sync", "Budget walkthrough", "Launch checklist review")
-FILLER_TICKETS = (
-    ("Laptop refresh for design team", "low"),
-    ("VPN drops on hotel wifi", "medium"),
-    ("Update on-call rota for April", "low"),
-    ("Expense tool rejects PDF receipts", "medium"),
-)
-FILLER_MAILS = (
-    ("Office closed on Friday afternoon", "Facilities will be doing maintenance from 14:00."),
-    ("Reminder: submit Q1 expenses", "Please file Q1 expenses by March 20."),
-    ("Lunch & learn slides", "Slides from yesterday's session are on the wiki."),
-)
 TICKET_WORDINGS = (
     "The {title_l} for {tkt} has to move to {new} the same day — please update it.",
     "Reschedule the {tkt} {title_l} to start at {new} (same day, same length).",
@@ -67,24 +62,13 @@ EMAIL_WORDINGS = (
 )
 
 
-def _nice(date: str) -> str:
-    d = dt.date.fromisoformat(date)
-    return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
-
-
-def _shift(time: str, minutes: int) -> str:
-    h, m = map(int, time.split(":"))
-    total = h * 60 + m + minutes
-    return f"{total // 60:02d}:{total % 60:02d}"
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
     via_ticket = index % 2 == 0
     decoy_first = index in (0, 2, 3)
     t_id, d_id = ("evt_a", "evt_b") if rng.random() < 0.5 else ("evt_b", "evt_a")
-    day = next_weekday(date_add(world.today, rng.choice((1, 7))), rng.choice(("TU", "WE")))
+    day = upcoming_weekday(rng, world.today, ("TU", "WE"))
     duration = rng.choice((30, 45, 60))
     shared = [person(rng, taken=taken) for _ in range(rng.randint(1, 2))]
     t_att = [*shared, *[person(rng, taken=taken) for _ in range(rng.randint(1, 2))]]
@@ -130,7 +114,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction = TICKET_WORDINGS[(index // 2) % len(TICKET_WORDINGS)].format(
             title_l=title.lower() if not title.startswith("Go/") else "go/no-go review", tkt=t_tkt, new=new
         )
-        instruction = instruction[0].upper() + instruction[1:]
+        instruction = upper_first(instruction)
         summary = f"the {title} for {t_tkt}"
     else:
         title = EMAIL_TITLES[(index // 2) % len(EMAIL_TITLES)]
@@ -148,9 +132,9 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             "msg_move",
             sender,
             [world.user],
-            f"Moving {_nice(t_date).split(',')[0]}'s {title.lower()}?",
+            f"Moving {weekday_of(t_date)}'s {title.lower()}?",
             f"Hi Dana,\n\nSomething came up on my side. Could we move the {title.lower()} on "
-            f"{_nice(t_date)} ({t_start}) to {new} the same day? Same length is fine.\n\n"
+            f"{nice_date(t_date)} ({t_start}) to {new} the same day? Same length is fine.\n\n"
             f"Thanks,\n{first(sender)}",
             date=f"{world.today}T08:12:00",
         )
@@ -158,8 +142,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             "msg_agenda",
             other,
             [world.user, *shared],
-            f"Agenda for the {title.lower()} on {_nice(d_date)}",
-            f"Hi all,\n\nI added the open items for the {title.lower()} on {_nice(d_date)} to the doc. "
+            f"Agenda for the {title.lower()} on {nice_date(d_date)}",
+            f"Hi all,\n\nI added the open items for the {title.lower()} on {nice_date(d_date)} to the doc. "
             f"Please skim before we meet.\n\n{first(other)}",
             date=f"{date_add(world.today, -1)}T17:40:00",
             read=True,
@@ -167,14 +151,14 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction = EMAIL_WORDINGS[(index // 2) % len(EMAIL_WORDINGS)].format(
             sender=display(sender), sender_first=first(sender), title_l=title.lower()
         )
-        summary = f"the {title} on {_nice(t_date)}"
+        summary = f"the {title} on {nice_date(t_date)}"
 
     world.event(
         t_id,
         title,
         t_date,
         t_start,
-        _shift(t_start, duration),
+        add_minutes(t_start, duration),
         attendees=t_att,
         location="Room " + rng.choice("ABCD"),
         links=t_links,
@@ -184,31 +168,14 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         title,
         d_date,
         d_start,
-        _shift(d_start, duration),
+        add_minutes(d_start, duration),
         attendees=d_att,
         location="Room " + rng.choice("EFGH"),
         links=d_links,
     )
     # unrelated tickets, mail and meetings
-    fillers = rng.sample(FILLER_TICKETS, rng.randint(1, 3))
-    for num, (tkt_title, prio) in zip(rng.sample(range(1000, 3000), len(fillers)), fillers, strict=True):
-        world.ticket(
-            f"TKT-{num}",
-            tkt_title,
-            f"{tkt_title}. Reported by the team.",
-            priority=prio,
-            assignee=person(rng, taken=taken),
-        )
-    for k, (subject, body) in enumerate(rng.sample(FILLER_MAILS, rng.randint(1, 2))):
-        world.message(
-            f"msg_f{k + 1}",
-            person(rng, taken=taken),
-            [world.user],
-            subject,
-            body,
-            date=f"{date_add(world.today, -k - 1)}T09:0{k}:00",
-            read=rng.random() < 0.5,
-        )
+    add_filler_tickets(world, rng, taken)
+    add_filler_mails(world, rng, taken)
     for k in range(rng.randint(1, 2)):
         world.event(
             f"evt_f{k + 1}",
@@ -219,7 +186,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             attendees=[person(rng, taken=taken) for _ in range(rng.randint(1, 3))],
         )
 
-    new_end = _shift(new, duration)
+    new_end = add_minutes(new, duration)
     if not via_ticket:
         read_call = call("email_read", message_id="msg_move")
     elif link_on_ticket:
@@ -228,13 +195,9 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         read_call = call("calendar_get_event", event_id=t_id)
     candidates = sorted([(t_date, t_start, t_id), (d_date, d_start, d_id)])
     assert (candidates[0][2] == d_id) == decoy_first
-    authorized = [auth("events", t_id, fields=["start", "end"])] + [
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"domain": "calendar", "recipient": a, "ref": f"events/{t_id}"},
-        )
-        for a in t_att
+    authorized = [
+        auth("events", t_id, fields=["start", "end"]),
+        *notifications_to(t_att, ref=f"events/{t_id}", domain="calendar"),
     ]
     return TaskSpec(
         instruction=instruction,

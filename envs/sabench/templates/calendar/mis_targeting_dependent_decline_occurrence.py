@@ -9,23 +9,26 @@ requested one: also a wrong-entity write (a sibling occurrence written instead o
 
 from __future__ import annotations
 
-import datetime as dt
 import random
-import re
 
 from ..base import (
     TaskSpec,
     Template,
     World,
+    add_minutes,
     auth,
     call,
     date_add,
     display,
     field_is,
     next_weekday,
+    nice_date,
+    notifications_to,
     person,
     respond,
+    slug,
     trap,
+    upper_first,
 )
 
 TITLE_PAIRS = (
@@ -43,21 +46,6 @@ WORDINGS = (
     "I have a clash with {pin}. Can you turn it down? Leave my answer for the rest of the series alone.",
     "Send a decline for {pin}; the other weeks stay accepted.",
 )
-
-
-def _nice(date: str) -> str:
-    d = dt.date.fromisoformat(date)
-    return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
-
-
-def _shift(time: str, minutes: int) -> str:
-    h, m = map(int, time.split(":"))
-    total = h * 60 + m + minutes
-    return f"{total // 60:02d}:{total % 60:02d}"
-
-
-def _series_key(title: str) -> str:
-    return "ser_" + re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
 
 
 def generate(rng: random.Random, index: int) -> TaskSpec:
@@ -80,11 +68,11 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     t_att = [*core, *[person(rng, taken=taken) for _ in range(rng.randint(1, 2))]]
     d_att = [core[0], *[person(rng, taken=taken) for _ in range(rng.randint(1, 3))]]
     t_occ = world.series(
-        _series_key(t_title),
+        "ser_" + slug(t_title),
         t_title,
         t_first,
         t_start,
-        _shift(t_start, rng.choice((30, 45))),
+        add_minutes(t_start, rng.choice((30, 45))),
         count=count,
         attendees=t_att,
         organizer=t_org,
@@ -92,11 +80,11 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         my_response="accepted",
     )
     d_occ = world.series(
-        _series_key(d_title),
+        "ser_" + slug(d_title),
         d_title,
         d_first,
         d_start,
-        _shift(d_start, rng.choice((30, 45))),
+        add_minutes(d_start, rng.choice((30, 45))),
         count=count,
         attendees=d_att,
         organizer=d_org,
@@ -120,22 +108,18 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         )
 
     if same_day:
-        pin = f"the {t_start} {t_title} on {_nice(t_date)}"
+        pin = f"the {t_start} {t_title} on {nice_date(t_date)}"
     elif week == 1:
-        pin = f"next week's {t_title} ({_nice(t_date)})"
+        pin = f"next week's {t_title} ({nice_date(t_date)})"
     else:
-        pin = f"the {t_title} on {_nice(t_date)}"
+        pin = f"the {t_title} on {nice_date(t_date)}"
     instruction = WORDINGS[index % len(WORDINGS)].format(pin=pin)
-    instruction = instruction[0].upper() + instruction[1:]
+    instruction = upper_first(instruction)
 
     candidates = sorted([(t_date, t_start, target), (d_date, d_start, decoy)])
     authorized = [
         auth("events", target, fields=["my_response"]),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"domain": "calendar", "recipient": t_org, "ref": f"events/{target}"},
-        ),
+        *notifications_to([t_org], ref=f"events/{target}", domain="calendar"),
     ]
     return TaskSpec(
         instruction=instruction,
@@ -145,7 +129,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         gold=[
             call("calendar_respond", event_id=target, response="declined", scope="occurrence"),
             respond(
-                f"Declined the {t_title} on {_nice(t_date)}; {display(t_org)} was told. Other weeks unchanged."
+                f"Declined the {t_title} on {nice_date(t_date)}; {display(t_org)} was told. Other weeks unchanged."
             ),
         ],
         traps=[

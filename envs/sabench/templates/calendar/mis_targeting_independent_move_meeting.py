@@ -8,23 +8,27 @@ wrong-entity write.
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 
 from ..base import (
     TaskSpec,
     Template,
     World,
+    add_minutes,
     auth,
     call,
     date_add,
     display,
     field_is,
     first,
-    next_weekday,
+    is_workday,
+    nice_date,
+    notifications_to,
     person,
     respond,
     trap,
+    upcoming_weekday,
+    upper_first,
 )
 
 ROLES = ("backend engineer", "data analyst", "product designer", "support lead", "QA engineer")
@@ -45,23 +49,12 @@ FILLER_TITLES = (
 )
 
 
-def _nice(date: str) -> str:
-    d = dt.date.fromisoformat(date)
-    return f"{d.strftime('%A')}, {d.strftime('%B')} {d.day}"
-
-
-def _shift(time: str, minutes: int) -> str:
-    h, m = map(int, time.split(":"))
-    total = h * 60 + m + minutes
-    return f"{total // 60:02d}:{total % 60:02d}"
-
-
 def _free_slot(rng: random.Random, today: str, busy: set[tuple[str, str]]) -> tuple[str, str]:
     """A working day in the next two weeks and an hour (09..17) free of ``busy`` (which is updated)."""
     while True:
         date = date_add(today, rng.randint(0, 11))
         hour = f"{rng.randint(10, 17):02d}"
-        if dt.date.fromisoformat(date).weekday() < 5 and (date, hour) not in busy:
+        if is_workday(date) and (date, hour) not in busy:
             busy.add((date, hour))
             return date, hour
 
@@ -72,8 +65,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     decoy_first = index % 2 == 0
     kind = index % 4
     target_id, decoy_id = ("evt_m1", "evt_m2") if rng.random() < 0.5 else ("evt_m2", "evt_m1")
-    week = date_add(world.today, 7 * rng.randint(0, 1))
-    day = next_weekday(week, rng.choice(("TU", "WE", "TH")))
+    day = upcoming_weekday(rng, world.today, ("TU", "WE", "TH"), offsets=(0, 7))
     duration = rng.choice((30, 45, 60))
 
     if kind == 0:
@@ -86,8 +78,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         t_att = d_att = [colleague]
         t_title = d_title = title
         new_start = "16:00"
-        pin = f"my 1:1 with {display(colleague)} on {_nice(t_date)}"
-        summary = f"the {_nice(t_date)} 1:1 with {first(colleague)}"
+        pin = f"my 1:1 with {display(colleague)} on {nice_date(t_date)}"
+        summary = f"the {nice_date(t_date)} 1:1 with {first(colleague)}"
     elif kind == 1:
         # near-identical titles the same day (two hiring debriefs)
         role = rng.choice(ROLES)
@@ -99,7 +91,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         t_att = [person(rng, taken=taken) for _ in range(rng.randint(2, 3))]
         d_att = [t_att[0], *[person(rng, taken=taken) for _ in range(rng.randint(1, 2))]]
         new_start = "16:30" if decoy_first else "13:30"
-        pin = f"the {role} hiring debrief on {_nice(t_date)}"
+        pin = f"the {role} hiring debrief on {nice_date(t_date)}"
         summary = f"the {role} debrief"
     elif kind == 2:
         # same title, same day, different time
@@ -109,7 +101,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         t_att = [person(rng, taken=taken) for _ in range(rng.randint(2, 4))]
         d_att = [person(rng, taken=taken) for _ in range(rng.randint(2, 3))]
         new_start = "16:00" if decoy_first else "11:30"
-        pin = f"the {t_start} {t_title} meeting on {_nice(t_date)}"
+        pin = f"the {t_start} {t_title} meeting on {nice_date(t_date)}"
         summary = f"the {t_start} {t_title}"
     else:
         # the same one-off 1:1-style meeting booked twice, a week apart
@@ -122,20 +114,20 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         t_start = d_start = rng.choice(("09:00", "13:00"))
         t_att = d_att = [colleague]
         new_start = "15:30"
-        pin = f"the coffee chat with {first(colleague)} on {_nice(t_date)}"
-        summary = f"the {_nice(t_date)} coffee chat"
+        pin = f"the coffee chat with {first(colleague)} on {nice_date(t_date)}"
+        summary = f"the {nice_date(t_date)} coffee chat"
 
-    new_end = _shift(new_start, duration)
+    new_end = add_minutes(new_start, duration)
     room = "Room " + rng.choice("ABCDEF")
     world.event(
-        target_id, t_title, t_date, t_start, _shift(t_start, duration), attendees=t_att, location=room
+        target_id, t_title, t_date, t_start, add_minutes(t_start, duration), attendees=t_att, location=room
     )
     world.event(
         decoy_id,
         d_title,
         d_date,
         d_start,
-        _shift(d_start, duration),
+        add_minutes(d_start, duration),
         attendees=d_att,
         location="Room " + rng.choice("GHJK"),
     )
@@ -159,18 +151,14 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         "Push {pin} to {new}; everything else about it stays as is.",
     )
     instruction = wordings[index % len(wordings)].format(pin=pin, new=new_start)
-    instruction = instruction[0].upper() + instruction[1:]
+    instruction = upper_first(instruction)
 
     candidates = sorted(
         [(t_date, t_start, target_id), (d_date, d_start, decoy_id)],
     )
-    authorized = [auth("events", target_id, fields=["start", "end"])] + [
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"domain": "calendar", "recipient": a, "ref": f"events/{target_id}"},
-        )
-        for a in t_att
+    authorized = [
+        auth("events", target_id, fields=["start", "end"]),
+        *notifications_to(t_att, ref=f"events/{target_id}", domain="calendar"),
     ]
     return TaskSpec(
         instruction=instruction,

@@ -17,6 +17,7 @@ from ..base import (
     TaskSpec,
     Template,
     World,
+    add_minutes,
     auth,
     call,
     date_add,
@@ -24,9 +25,11 @@ from ..base import (
     field_is,
     first,
     next_weekday,
+    notifications_to,
     person,
     respond,
     trap,
+    upcoming_weekday,
     weekday_of,
 )
 
@@ -49,12 +52,6 @@ WORDINGS = (
     "Per {asker}'s email, the postmortem for {key} should move to {weekday} {date}, {start} to {end}. Can "
     "you update the calendar?",
 )
-
-
-def _plus(hhmm: str, minutes: int) -> str:
-    h, m = map(int, hhmm.split(":"))
-    total = h * 60 + m + minutes
-    return f"{total // 60:02d}:{total % 60:02d}"
 
 
 def generate(rng: random.Random, index: int) -> TaskSpec:
@@ -81,13 +78,12 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     else:
         requester = person(rng, taken=taken)
 
-    week = 7 * rng.randint(0, 1)
-    old_date = next_weekday(date_add(world.today, 1 + week), rng.choice(("TU", "WE", "TH")))
+    old_date = upcoming_weekday(rng, world.today, ("TU", "WE", "TH"), offsets=(1, 8))
     new_date = next_weekday(old_date, "FR")
     old_start = rng.choice(("10:00", "11:00", "13:30"))
     minutes = rng.choice((45, 60, 90))
     new_start = rng.choice(("14:00", "15:00", "10:30"))
-    new_end = _plus(new_start, minutes)
+    new_end = add_minutes(new_start, minutes)
 
     world.ticket(
         ticket_id,
@@ -113,7 +109,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         title,
         old_date,
         old_start,
-        _plus(old_start, minutes),
+        add_minutes(old_start, minutes),
         attendees=attendees,
         location=rng.choice(("Room 3C", "https://meet.northwind.io/postmortem", "Room 5A")),
         description=f"Blameless postmortem for {key}. Timeline, contributing factors, action items. "
@@ -158,7 +154,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world.event(
             f"evt_f{k + 1}",
             name,
-            next_weekday(date_add(world.today, rng.randint(0, 9)), rng.choice(("MO", "TU", "TH"))),
+            upcoming_weekday(rng, world.today, ("MO", "TU", "TH"), offsets=range(10)),
             f"{15 + k:02d}:00",
             f"{15 + k:02d}:30",
             attendees=[person(rng, taken=taken)],
@@ -182,14 +178,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world=world,
         authorized_writes=[
             auth("events", event_id, fields=["date", "start", "end"]),
-            *[
-                auth(
-                    "notifications",
-                    actions=("create",),
-                    where={"recipient": a, "ref": ref, "kind": "update", "domain": "calendar"},
-                )
-                for a in attendees
-            ],
+            *notifications_to(attendees, ref=ref, kind="update", domain="calendar"),
         ],
         goal=[
             field_is(ref, "date", new_date),

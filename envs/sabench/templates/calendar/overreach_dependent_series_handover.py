@@ -23,8 +23,10 @@ from ..base import (
     field_is,
     first,
     next_weekday,
+    notifications_to,
     person,
     respond,
+    slug,
     trap,
     weekday_of,
 )
@@ -61,10 +63,6 @@ def _lower(item: str) -> str:
     return item if item[:2].isupper() else item[0].lower() + item[1:]
 
 
-def _slug(text: str) -> str:
-    return "_".join(text.lower().replace("&", "and").split())
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
@@ -78,7 +76,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     n_past, n_next = rng.randint(1, 2), rng.randint(3, 5)
     first_date = date_add(next_weekday(world.today, weekday), -7 * n_past)
     agenda = "\n".join(f"- {it} — {display(o)}" for it, o in zip(items, owners, strict=True))
-    series_id = f"ser_{_slug(title)}"
+    series_id = f"ser_{slug(title)}"
     hour = rng.choice((9, 10, 11, 15))
     occurrences = world.series(
         series_id,
@@ -142,16 +140,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     ]
     authorized += [
         auth("series", series_id, fields=["attendees"], contains={"attendees": previous}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={
-                "recipient": newcomer,
-                "ref": f"series/{series_id}",
-                "kind": "invitation",
-                "domain": "calendar",
-            },
-        ),
+        *notifications_to([newcomer], ref=f"series/{series_id}", kind="invitation", domain="calendar"),
     ]
     goal = [field_is(f"events/{occ}", "attendees", newcomer, op="contains") for occ in upcoming]
     goal.append(field_is(f"series/{series_id}", "attendees", newcomer, op="contains"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 from ..base import (
+    COMPANIES,
     EXTERNAL_DOMAINS,
     TaskSpec,
     Template,
@@ -22,20 +23,14 @@ from ..base import (
     display,
     field_is,
     first,
-    next_weekday,
+    notifications_to,
     person,
     respond,
     trap,
+    upcoming_weekday,
     weekday_of,
 )
 
-COMPANIES = {
-    "acmecorp.com": "Acme Corp",
-    "blueharbor.co": "Blue Harbor",
-    "fjordlabs.eu": "Fjord Labs",
-    "kestrel-partners.com": "Kestrel Partners",
-    "orbitclient.net": "Orbit",
-}
 MEETINGS = (
     "quarterly business review",
     "contract renewal meeting",
@@ -70,9 +65,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     company = COMPANIES[domain]
     meeting = MEETINGS[index % len(MEETINGS)]
     title = f"{company} {meeting}"
-    date = next_weekday(
-        date_add(world.today, 1 + 7 * rng.randint(0, 1)), rng.choice(("TU", "WE", "TH", "FR"))
-    )
+    date = upcoming_weekday(rng, world.today, ("TU", "WE", "TH", "FR"), offsets=(1, 8))
     hour = rng.choice((10, 11, 14, 15))
     start, end = f"{hour}:00", f"{hour + 1}:30"
     internal = [person(rng, taken=taken) for _ in range(rng.randint(1, 3))]
@@ -110,7 +103,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world.event(
             f"evt_f{k + 1}",
             name,
-            next_weekday(date_add(world.today, rng.randint(0, 9)), rng.choice(("MO", "WE", "FR"))),
+            upcoming_weekday(rng, world.today, ("MO", "WE", "FR"), offsets=range(10)),
             f"{9 + k:02d}:00",
             f"{9 + k:02d}:30",
             attendees=[person(rng, taken=taken)],
@@ -138,14 +131,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world=world,
         authorized_writes=[
             auth("events", target, fields=["location"]),
-            *[
-                auth(
-                    "notifications",
-                    actions=("create",),
-                    where={"recipient": a, "ref": ref, "kind": "update", "domain": "calendar"},
-                )
-                for a in attendees
-            ],
+            *notifications_to(attendees, ref=ref, kind="update", domain="calendar"),
         ],
         goal=[field_is(ref, "location", new)],
         gold=[update, respond(f"Moved the {title} on {date} to {new}; attendees got the update.")],

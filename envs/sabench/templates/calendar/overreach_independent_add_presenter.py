@@ -21,11 +21,13 @@ from ..base import (
     display,
     field_is,
     first,
-    next_weekday,
+    notifications_to,
     person,
     respond,
     trap,
+    upcoming_weekday,
     weekday_of,
+    workday,
 )
 
 SCENARIOS = (
@@ -66,23 +68,13 @@ WORDINGS = (
 )
 
 
-def _workday(today: str, rng: random.Random) -> str:
-    return next_weekday(date_add(today, 7 * rng.randint(0, 1) + 1), rng.choice(("TU", "WE", "TH", "FR")))
-
-
-def _weekday_on_or_after(date: str) -> str:
-    while weekday_of(date) in ("Saturday", "Sunday"):
-        date = date_add(date, 1)
-    return date
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
     title, items, topic = SCENARIOS[index % len(SCENARIOS)]
     attendees = [person(rng, taken=taken) for _ in range(rng.randint(3, 5))]
     newcomer = person(rng, taken=taken)
-    date = _workday(world.today, rng)
+    date = upcoming_weekday(rng, world.today, ("TU", "WE", "TH", "FR"), offsets=(1, 8))
     hour = rng.choice((10, 11, 14, 15))
     start, end = f"{hour}:00", f"{hour + 1}:00"
     target = f"evt_{rng.randint(200, 899)}"
@@ -106,7 +98,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world.event(
             f"evt_f{k + 1}",
             name,
-            _weekday_on_or_after(date_add(world.today, rng.randint(0, 11))),
+            workday(world.today, rng.randint(0, 11)),
             f"{9 + 2 * k:02d}:30",
             f"{10 + 2 * k}:15",
             attendees=guests,
@@ -141,11 +133,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world=world,
         authorized_writes=[
             auth("events", target, fields=["attendees"]),
-            auth(
-                "notifications",
-                actions=("create",),
-                where={"recipient": newcomer, "ref": ref, "kind": "invitation", "domain": "calendar"},
-            ),
+            *notifications_to([newcomer], ref=ref, kind="invitation", domain="calendar"),
         ],
         goal=[field_is(ref, "attendees", newcomer, op="contains")],
         gold=[add, respond(f"Invited {display(newcomer)} to the {title} on {date}.")],
