@@ -84,3 +84,24 @@ def test_selection_filters_and_did_you_mean():
         tasks.get(tasks[0].id[:-1] + "x")
     env = make_env("calendar", templates=[tasks[0].template_id])
     assert {t.template_id for t in env.tasks} == {tasks[0].template_id}
+
+
+def test_template_split_is_disjoint_and_deterministic():
+    train = make_env("calendar", split="train").tasks
+    test = make_env("calendar", split="test").tasks
+    assert len(train) + len(test) == len(packaged_tasks("calendar"))
+    assert not {t.template_id for t in train} & {t.template_id for t in test}
+    assert len(test) > 0
+    with pytest.raises(UnknownTaskError, match="Did you mean 'test'"):
+        make_env("calendar", split="tst")
+
+
+def test_reset_options_filter_the_draw():
+    env = make_env("calendar")
+    for seed in range(5):
+        _, info = env.reset(seed=seed, options={"trap_family": "overreach", "state_structure": "external"})
+        task = env.tasks.get(info["task_id"])
+        assert (task.labels.trap_family, task.labels.state_structure) == ("overreach", "external")
+    template = packaged_tasks("calendar")[0].template_id
+    _, info = env.reset(seed=0, options={"template_id": template})
+    assert env.tasks.get(info["task_id"]).template_id == template

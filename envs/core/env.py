@@ -208,7 +208,8 @@ class ToolEnv(gym.Env[str, str]):
     ## Arguments
     ``benchmark`` (a :class:`Benchmark`), ``tasks`` (the tasks to draw from), ``reward_config``,
     ``max_steps``, ``render_mode`` (``"ansi"``). ``reset(options=...)`` accepts ``task_id`` or
-    ``task_index``; otherwise a task is drawn with the env's seeded RNG.
+    ``task_index``; otherwise a task is drawn with the env's seeded RNG, among the tasks matching any
+    other options (``template_id``/``templates`` or label filters such as ``trap_family``).
 
     ## Version History
     * v0: initial release.
@@ -241,6 +242,7 @@ class ToolEnv(gym.Env[str, str]):
         self.action_space = AnyText(MAX_ACTION_CHARS)
         self.observation_space = AnyText(MAX_OBSERVATION_CHARS)
         self.hooks: list[Hook] = []
+        self._pools: dict[str, TaskSet[Any]] = {}
         self.task: Any = None
         self.state: State | None = None
         self.trace: Trace | None = None
@@ -272,7 +274,8 @@ class ToolEnv(gym.Env[str, str]):
         elif "task_index" in options:
             task = self.tasks[int(options["task_index"]) % len(self.tasks)]
         else:
-            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+            pool = self._pool({k: v for k, v in options.items() if v is not None})
+            task = pool[int(self.np_random.integers(len(pool)))]
         self.task = task
         self.executor = Executor(self.benchmark, task)
         self.state = self.executor.state
@@ -352,6 +355,23 @@ class ToolEnv(gym.Env[str, str]):
         return observation, float(reward), terminated, truncated, info
 
     # -- internals -----------------------------------------------------------------------------------
+    def _pool(self, filters: dict[str, Any]) -> TaskSet[Any]:
+        """Tasks matching reset-option filters (``template_id`` or ``templates``, or any label)."""
+        if not filters:
+            return self.tasks
+        key = repr(sorted(filters.items()))
+        pool = self._pools.get(key)
+        if pool is None:
+            filters = dict(filters)
+            templates = filters.pop("templates", None) or filters.pop("template_id", None)
+            if isinstance(templates, str):
+                templates = [templates]
+            pool = self.tasks.select(templates=templates, **filters)
+            if not len(pool):
+                raise EnvUsageError(f"No task matches the reset options {filters}.")
+            self._pools[key] = pool
+        return pool
+
     def _parse(self, action: Any) -> tuple[list[tuple[Any, Any]], bool, dict[str, str] | None]:
         """Decode the action into (name, arguments) pairs; an action-level error otherwise."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,15 @@ class SABench(Benchmark):
         return self.oracle.unauthorized(task, writes, state)
 
 
+SPLITS = ("all", "train", "test")
+
+
+def template_split(template_id: str) -> str:
+    """Deterministic template-level split (about 1 template in 5 is "test"): a template's tasks share
+    their scenario, so splitting by template keeps test scenarios unseen in training."""
+    return "test" if zlib.crc32(template_id.encode()) % 5 == 0 else "train"
+
+
 @lru_cache(maxsize=1)
 def benchmark() -> SABench:
     return SABench()
@@ -148,7 +158,10 @@ class SABenchEnv(ToolEnv):
 
     ## Arguments
     ``domain``, ``tasks_file``, ``task_ids``, ``templates``, ``trap_family``, ``state_structure``,
-    ``ambiguous``, ``reward_config``, ``max_steps``, ``render_mode`` (see :func:`make_env`).
+    ``ambiguous``, ``split`` (``all``, ``train`` or ``test``: a deterministic split by template),
+    ``reward_config``, ``max_steps``, ``render_mode``. ``reset(options=...)`` takes ``task_id``,
+    ``task_index``, or filters (``template_id``, ``trap_family``, ``state_structure``, ``ambiguous``)
+    to draw from.
 
     ## Version History
     * v0: initial release (calendar corpus).
@@ -164,6 +177,7 @@ class SABenchEnv(ToolEnv):
         trap_family: str | list[str] | None = None,
         state_structure: str | list[str] | None = None,
         ambiguous: bool | None = None,
+        split: str = "all",
         reward_config: SABenchReward | dict[str, Any] | None = None,
         max_steps: int | None = None,
         render_mode: str | None = None,
@@ -187,6 +201,10 @@ class SABenchEnv(ToolEnv):
             state_structure=state_structure,
             ambiguous=ambiguous,
         )
+        if split not in SPLITS:
+            raise UnknownTaskError("split", split, SPLITS)
+        if split != "all":
+            tasks = TaskSet([t for t in tasks if template_split(t.template_id) == split])
         super().__init__(
             benchmark(), tasks, reward_config=reward_config, max_steps=max_steps, render_mode=render_mode
         )
