@@ -122,7 +122,7 @@ def test_pairwise_difference_resamples_templates_jointly():
     rng = np.random.default_rng(3)
     templates = [f"T{i}" for i in range(10)]
     rows_a, rows_b = [], []
-    for i, t in enumerate(templates):
+    for t in templates:
         for j in range(4):
             cd_a, cd_b = bool(rng.random() < 0.5), bool(rng.random() < 0.2)
             rows_a.append(_row(f"{t}-{j}", t, "cascade", "dependent", goal=True, cd=cd_a))
