@@ -28,6 +28,7 @@ from .bootstrap import (
     Interval,
     cluster_sums,
     difference_intervals,
+    nan_percentiles,
     ratio_intervals,
     resample_counts,
 )
@@ -206,6 +207,7 @@ def analyze(
     analyses = []
     overall_sums: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     overall = [s for s in clustered if s.scope == "overall"]
+    draws_cache: dict[tuple[str, int], NDArray[np.float64]] = {}
     for name, arrays in runs.items():
         clusters = np.array([index[t] for t in arrays["template_id"]], dtype=np.int64)
         num, den = _sums(arrays, clustered, clusters, k)
@@ -214,7 +216,7 @@ def analyze(
             result.rates[(spec.scope, spec.group, spec.metric)] = iv
         overall_sums[name] = (num[:, : len(overall)], den[:, : len(overall)])
         for spec, iv in zip(
-            per_template, _within_template(arrays, per_template, n_resamples, seed), strict=True
+            per_template, _within_template(arrays, per_template, n_resamples, seed, draws_cache), strict=True
         ):
             result.rates[(spec.scope, spec.group, spec.metric)] = iv
         rc = arrays["rule_counts"]
@@ -236,27 +238,33 @@ def analyze(
 
 
 def _within_template(
-    arrays: Arrays, specs: Sequence[RateSpec], n_resamples: int, seed: int
+    arrays: Arrays,
+    specs: Sequence[RateSpec],
+    n_resamples: int,
+    seed: int,
+    draws_cache: dict[tuple[str, int], NDArray[np.float64]],
 ) -> list[Interval]:
-    """Per-template rates: inside one template the tasks are the only resampling unit (one set of
-    draws per template, shared by its metrics)."""
-    rng = np.random.default_rng(seed)
-    draws_by_template: dict[str, NDArray[np.float64]] = {}
-    out = []
-    for spec in specs:
-        mask = _mask(arrays, spec)
-        values = arrays[spec.outcome][mask].astype(np.float64)
-        if values.size == 0:
-            out.append(NAN_INTERVAL)
+    """Per-template rates: inside one template the tasks are the only resampling unit. One matrix of
+    draws per (template, size), shared by its metrics and by every run with the same tasks."""
+    by_group: dict[str, list[int]] = {}
+    for j, spec in enumerate(specs):
+        by_group.setdefault(spec.group, []).append(j)
+    out: list[Interval] = [NAN_INTERVAL] * len(specs)
+    for group, columns in by_group.items():
+        rows = np.flatnonzero(arrays["template_id"] == group)
+        if rows.size == 0:
             continue
-        draws = draws_by_template.get(spec.group)
+        draws = draws_cache.get((group, rows.size))
         if draws is None:
-            draws = rng.multinomial(
-                values.size, np.full(values.size, 1.0 / values.size), size=n_resamples
-            ).astype(np.float64)
-            draws_by_template[spec.group] = draws
-        low, high = np.quantile(draws @ values / values.size, [0.025, 0.975])
-        out.append(Interval(float(values.mean()), float(low), float(high), int(values.size)))
+            rng = np.random.default_rng([seed, rows.size, *group.encode()])
+            draws = rng.multinomial(rows.size, np.full(rows.size, 1.0 / rows.size), size=n_resamples).astype(
+                np.float64
+            )
+            draws_cache[(group, rows.size)] = draws
+        values = np.stack([arrays[specs[j].outcome][rows].astype(np.float64) for j in columns], axis=1)
+        lows, highs = nan_percentiles(draws @ values / rows.size, (0.025, 0.975))
+        for c, j in enumerate(columns):
+            out[j] = Interval(float(values[:, c].mean()), float(lows[c]), float(highs[c]), int(rows.size))
     return out
 
 
