@@ -1,7 +1,9 @@
-"""Policies: the Agent protocol, scripted baselines and (later) LLM adapters."""
+"""Policies: the Agent protocol, scripted baselines, and LLM agents (OpenAI-compatible HTTP, local
+transformers)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tooltrap.envs.core import UnknownNameError
@@ -15,14 +17,31 @@ AGENTS: dict[str, type[Agent]] = {
     "act-first": ActFirstAgent,
     "random": RandomAgent,
 }
+PREFIXES = ("hf:", "openai:")
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Build a registered agent by name (``gold``, ``clarify``, ``act-first``, ``random``)."""
+    """Build an agent from its spec.
+
+    ``gold``, ``clarify``, ``act-first``, ``random``: the scripted baselines. ``hf:PATH``: a local
+    transformers model (checkpoint folder). ``openai:MODEL``: an OpenAI-compatible server; pass
+    ``base_url`` (default ``$OPENAI_BASE_URL`` or http://127.0.0.1:8000/v1) and ``api_key`` (default
+    ``$OPENAI_API_KEY``).
+    """
+    if name.startswith("hf:"):
+        from .hf import TransformersAgent
+
+        return TransformersAgent(name[3:], **kwargs)
+    if name.startswith("openai:"):
+        from .llm import OpenAIChatAgent
+
+        kwargs.setdefault("base_url", os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"))
+        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
+        return OpenAIChatAgent(name[7:], **kwargs)
     try:
         cls = AGENTS[name]
     except KeyError:
-        raise UnknownNameError("agent", name, AGENTS) from None
+        raise UnknownNameError("agent", name, [*AGENTS, "hf:PATH", "openai:MODEL"]) from None
     return cls(**kwargs)
 
 

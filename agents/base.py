@@ -15,6 +15,16 @@ class Agent:
 
     name: ClassVar[str] = "agent"
     privileged: ClassVar[bool] = False
+    #: Whether the runner may batch several episodes' generations (``prepare``/``generate``/``finish``).
+    batchable: ClassVar[bool] = False
+    #: The raw output behind the last action (model text or message), recorded in the trace.
+    last_raw: Any = None
+
+    def clone(self) -> Agent:
+        """A per-episode copy for concurrent evaluation (shares heavy resources such as models)."""
+        import copy
+
+        return copy.deepcopy(self)
 
     def reset(
         self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None

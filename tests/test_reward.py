@@ -12,15 +12,18 @@ from tooltrap.envs.sabench.oracle import SABenchVerdict, Violation
 from tooltrap.evaluate import run_episode
 
 
-def _mean_reward(agent_name: str) -> float:
-    env = gym.make("SABench-Calendar-v0")
+def _mean_reward(agent_name: str, env_id: str) -> float:
+    env = gym.make(env_id)
     agent = make_agent(agent_name)
     rewards = [run_episode(env, agent, task_id, seed=0)["reward"] for task_id in env.unwrapped.tasks.ids]
     return sum(rewards) / len(rewards)
 
 
-def test_policy_ordering_over_the_corpus():
-    gold, clarify, act_first = (_mean_reward(a) for a in ("gold", "clarify", "act-first"))
+@pytest.mark.parametrize(
+    "env_id", ["SABench-v0", "SABench-Email-v0", "SABench-Calendar-v0", "SABench-Ticket-v0"]
+)
+def test_policy_ordering_over_the_corpus(env_id):
+    gold, clarify, act_first = (_mean_reward(a, env_id) for a in ("gold", "clarify", "act-first"))
     assert gold > clarify > act_first, (gold, clarify, act_first)
 
 

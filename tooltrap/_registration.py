@@ -8,7 +8,9 @@ _SABENCH = "tooltrap.envs.sabench.benchmark:SABenchEnv"
 
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
+    "SABench-Email-v0": (_SABENCH, {"domain": "email"}),
     "SABench-Calendar-v0": (_SABENCH, {"domain": "calendar"}),
+    "SABench-Ticket-v0": (_SABENCH, {"domain": "ticket"}),
     "SABench-v0": (_SABENCH, {"domain": "all"}),
 }
 

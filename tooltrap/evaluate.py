@@ -1,7 +1,12 @@
 """Run a policy over a benchmark's tasks, streaming one JSON line per finished episode.
 
 Results are appended (and flushed to disk) as each episode ends; running the same command again skips
-the episodes already recorded, so an interrupted evaluation resumes where it stopped.
+the episodes already recorded, so an interrupted evaluation resumes where it stopped. With
+``concurrency > 1`` several episodes run at once: batched generation for local models (one forward
+pass serves every active episode), a thread pool of in-flight requests for HTTP agents.
+
+A provider error or content-filter refusal ends the episode as a *system-level* outcome
+(``system_outcome`` in the record); the report counts those apart from model behaviour.
 """
 
 from __future__ import annotations
@@ -9,7 +14,10 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,31 +57,77 @@ def select_task_ids(tasks: Iterable[Any], spec: str | None) -> list[str]:
     return sorted(chosen, key=order.__getitem__)
 
 
-def run_episode(env: gym.Env, agent: Agent, task_id: str, seed: int) -> dict[str, Any]:
-    """Play one episode; return its JSON-ready record (verdict, reward and components, trace)."""
+def _raw(agent: Agent) -> str | None:
+    raw = getattr(agent, "last_raw", None)
+    if raw is None or isinstance(raw, str):
+        return raw
+    return json.dumps(raw, ensure_ascii=False)
+
+
+def _record(
+    env: gym.Env, total: float, final: dict[str, Any], seed: int, system_outcome: str | None
+) -> dict[str, Any]:
     base = env.unwrapped
-    observation, info = env.reset(seed=seed, options={"task_id": task_id})
     task = base.task  # type: ignore[attr-defined]
-    agent.reset(observation, info, task=task if agent.privileged else None, seed=seed)
-    total = 0.0
-    while True:
-        action = agent.act(observation, info)
-        observation, reward, terminated, truncated, info = env.step(action)
-        total += float(reward)
-        if terminated or truncated:
-            break
-    labels = task.label_dict()
     return {
         "task_id": task.id,
         "template_id": task.template_id,
         "domain": task.domain,
-        **labels,
+        **task.label_dict(),
         "seed": seed,
         "reward": total,
-        "reward_components": info["reward_components"],
-        "verdict": info["verdict"],
+        "reward_components": final["reward_components"],
+        "verdict": final["verdict"],
+        "system_outcome": system_outcome,
         "trace": base.trace.to_dict(),  # type: ignore[attr-defined]
     }
+
+
+class Episode:
+    """One episode in progress: the env, the agent slot, the running reward."""
+
+    def __init__(self, env: gym.Env, agent: Agent, task_id: str, seed: int):
+        self.env, self.agent, self.seed = env, agent, seed
+        self.observation, self.info = env.reset(seed=seed, options={"task_id": task_id})
+        task = env.unwrapped.task  # type: ignore[attr-defined]
+        agent.reset(self.observation, self.info, task=task if agent.privileged else None, seed=seed)
+        self.total = 0.0
+        self.record: dict[str, Any] | None = None
+
+    def advance(self, action: str) -> bool:
+        """Apply one action; return True when the episode has ended (``self.record`` is then set)."""
+        self.observation, reward, terminated, truncated, self.info = self.env.step(action)
+        raw = _raw(self.agent)
+        if raw is not None:
+            self.env.unwrapped.trace.steps[-1].raw = raw  # type: ignore[attr-defined]
+        self.total += float(reward)
+        if terminated or truncated:
+            self.record = _record(self.env, self.total, self.info, self.seed, None)
+            return True
+        return False
+
+    def fail(self, kind: str) -> None:
+        """End the episode as a system-level outcome (provider error, content filter)."""
+        final = self.env.unwrapped.abort(f"system:{kind}")  # type: ignore[attr-defined]
+        self.total += final["reward"]
+        self.record = _record(self.env, self.total, final, self.seed, kind)
+
+
+def run_episode(env: gym.Env, agent: Agent, task_id: str, seed: int) -> dict[str, Any]:
+    """Play one episode; return its JSON-ready record (verdict, reward and components, trace)."""
+    from tooltrap.agents.llm import ProviderError
+
+    episode = Episode(env, agent, task_id, seed)
+    while True:
+        try:
+            action = agent.act(episode.observation, episode.info)
+        except ProviderError as err:
+            episode.fail(err.kind)
+            break
+        if episode.advance(action):
+            break
+    assert episode.record is not None
+    return episode.record
 
 
 def read_episodes(path: Path) -> list[dict[str, Any]]:
@@ -99,6 +153,108 @@ def _repair(path: Path) -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
+class _Sink:
+    """Appends records to episodes.jsonl durably, one writer at a time."""
+
+    def __init__(
+        self,
+        path: Path,
+        records: list[dict[str, Any]],
+        on_episode: Callable[[dict[str, Any]], None] | None,
+        bar: Any,
+    ):
+        self.fh = path.open("a", encoding="utf-8")
+        self.records, self.on_episode, self.bar = records, on_episode, bar
+        self.lock = threading.Lock()
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        with self.lock:
+            self.fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            self.records.append(record)
+            if self.bar is not None:
+                self.bar[0].advance(self.bar[1])
+            if self.on_episode is not None:
+                self.on_episode(record)
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _sequential(
+    make_env: Callable[[], gym.Env], agent: Agent, todo: list[str], seed: int, sink: _Sink
+) -> None:
+    env = make_env()
+    try:
+        for task_id in todo:
+            sink(run_episode(env, agent, task_id, seed))
+    finally:
+        env.close()
+
+
+def _threaded(
+    make_env: Callable[[], gym.Env], agent: Agent, todo: list[str], seed: int, sink: _Sink, workers: int
+) -> None:
+    """In-flight requests: each worker thread owns an env and an agent clone."""
+    jobs: queue.Queue[str] = queue.Queue()
+    for task_id in todo:
+        jobs.put(task_id)
+
+    def work() -> None:
+        env, mine = make_env(), agent.clone()
+        try:
+            while True:
+                try:
+                    task_id = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                sink(run_episode(env, mine, task_id, seed))
+        finally:
+            env.close()
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for future in [pool.submit(work) for _ in range(min(workers, len(todo)))]:
+            future.result()
+
+
+def _batched(
+    make_env: Callable[[], gym.Env], agent: Agent, todo: list[str], seed: int, sink: _Sink, slots: int
+) -> None:
+    """Lock-step batching for local models: every active episode's next turn in one generate call."""
+    from tooltrap.agents.llm import ProviderError
+
+    pending = list(reversed(todo))
+    envs = [make_env() for _ in range(min(slots, len(todo)))]
+    active: list[Episode] = []
+    try:
+        for env in envs:
+            if pending:
+                active.append(Episode(env, agent.clone(), pending.pop(), seed))
+        while active:
+            requests = [e.agent.prepare(e.observation, e.info) for e in active]  # type: ignore[attr-defined]
+            try:
+                outputs = agent.generate(requests)  # type: ignore[attr-defined]
+            except ProviderError as err:
+                outputs = None
+                for e in active:
+                    e.fail(err.kind)
+            still: list[Episode] = []
+            for i, e in enumerate(active):
+                done = e.record is not None or e.advance(e.agent.finish(outputs[i]))  # type: ignore[attr-defined, index]
+                if not done:
+                    still.append(e)
+                    continue
+                assert e.record is not None
+                sink(e.record)
+                if pending:
+                    still.append(Episode(e.env, agent.clone(), pending.pop(), seed))
+            active = still
+    finally:
+        for env in envs:
+            env.close()
+
+
 def evaluate(
     env_id: str,
     agent: Agent,
@@ -108,10 +264,13 @@ def evaluate(
     tasks: str | None = None,
     env_kwargs: dict[str, Any] | None = None,
     mitigation: str | None = None,
+    concurrency: int = 1,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id``; append to ``out_dir/episodes.jsonl``; return all records."""
+    from tooltrap.wrappers.defenses import apply_mitigation
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     identity = {
@@ -131,10 +290,13 @@ def evaluate(
             )
     else:
         run_file.write_text(json.dumps(identity, indent=1) + "\n", encoding="utf-8")
-    from tooltrap.wrappers.defenses import apply_mitigation
 
-    env = apply_mitigation(gym.make(env_id, **(env_kwargs or {})), mitigation)
-    wanted = select_task_ids(env.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
+    def make_env() -> gym.Env:
+        return apply_mitigation(gym.make(env_id, **(env_kwargs or {})), mitigation)
+
+    probe = gym.make(env_id, **(env_kwargs or {}))
+    wanted = select_task_ids(probe.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
+    probe.close()
     path = out / EPISODES
     _repair(path)
     records = read_episodes(path)
@@ -144,24 +306,27 @@ def evaluate(
     if progress and todo:
         from rich.progress import Progress
 
-        bar = Progress(transient=True)
-        bar.start()
-        job = bar.add_task(f"{agent.name} on {env_id}", total=len(wanted), completed=len(wanted) - len(todo))
+        progress_bar = Progress(transient=True)
+        progress_bar.start()
+        bar = (
+            progress_bar,
+            progress_bar.add_task(
+                f"{agent.describe()['name']} on {env_id}",
+                total=len(wanted),
+                completed=len(wanted) - len(todo),
+            ),
+        )
+    sink = _Sink(path, records, on_episode, bar)
     try:
-        with path.open("a", encoding="utf-8") as fh:
-            for task_id in todo:
-                record = run_episode(env, agent, task_id, seed)
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-                records.append(record)
-                if on_episode is not None:
-                    on_episode(record)
-                if bar is not None:
-                    bar.advance(job)
+        if concurrency > 1 and agent.batchable:
+            _batched(make_env, agent, todo, seed, sink, concurrency)
+        elif concurrency > 1:
+            _threaded(make_env, agent, todo, seed, sink, concurrency)
+        else:
+            _sequential(make_env, agent, todo, seed, sink)
     finally:
+        sink.close()
         if bar is not None:
-            bar.stop()
-        env.close()
+            bar[0].stop()
     keep = set(wanted)
     return [r for r in records if r["task_id"] in keep]

@@ -354,6 +354,29 @@ class ToolEnv(gym.Env[str, str]):
             info["reward_components"] = components
         return observation, float(reward), terminated, truncated, info
 
+    def abort(self, reason: str) -> dict[str, Any]:
+        """End the episode from outside (a provider error, a content filter, a trainer that stopped
+        generating): the trace is truncated with ``reason`` and judged as it stands. Returns the final
+        info (verdict, reward, components)."""
+        if self.trace is None:
+            raise EnvUsageError("Cannot abort before reset().")
+        if self._done:
+            raise EnvUsageError("The episode has already ended.")
+        self._done = True
+        self.trace.truncated = reason
+        self.verdict = self.benchmark.judge(self.task, self.trace)
+        reward, components = self.reward_config.score(self.verdict)
+        return {
+            "verdict": self.benchmark.verdict_dict(self.verdict),
+            "reward": float(reward),
+            "reward_components": components,
+        }
+
+    @property
+    def done(self) -> bool:
+        """Whether the current episode has ended."""
+        return self._done
+
     # -- internals -----------------------------------------------------------------------------------
     def _pool(self, filters: dict[str, Any]) -> TaskSet[Any]:
         """Tasks matching reset-option filters (``template_id`` or ``templates``, or any label)."""

@@ -91,6 +91,7 @@ class StepRecord:
     calls: list[CallRecord]
     error: dict[str, str] | None = None  # an action-level error (unparseable action)
     observation: str = ""
+    raw: str | None = None  # the model's raw completion, when a format wrapper parsed it
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -98,6 +99,8 @@ class StepRecord:
             "action": self.action,
             "calls": [c.to_dict() for c in self.calls],
         }
+        if self.raw is not None:
+            out["raw"] = self.raw
         if self.error:
             out["error"] = self.error
         out["observation"] = self.observation

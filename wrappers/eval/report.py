@@ -74,7 +74,7 @@ def load_runs(
         base, k = name, 2
         while name in out:
             name, k = f"{base}#{k}", k + 1
-        out[name] = [r["verdict"] for r in records]
+        out[name] = [{**r["verdict"], "system_outcome": r.get("system_outcome")} for r in records]
     return out
 
 
@@ -133,6 +133,12 @@ def to_markdown(report: Report) -> str:
         "",
         "CD runs (all / goal-satisfied / externally visible): "
         + "; ".join(f"{r.name}: {r.cd_runs} / {r.cd_runs_goal} / {r.cd_runs_external}" for r in report.runs),
+        "",
+        "System-level outcomes (provider errors, content filters; excluded from every rate above): "
+        + "; ".join(
+            f"{r.name}: {sum(r.system_outcomes.values())} {dict(r.system_outcomes) or ''}".strip()
+            for r in report.runs
+        ),
         "",
     ]
     for scope, title in (
@@ -308,6 +314,7 @@ def to_json(report: Report) -> dict[str, Any]:
                 "cd_runs_external": r.cd_runs_external,
                 "rule_violations": r.rule_violations,
                 "rule_episodes": r.rule_episodes,
+                "system_outcomes": r.system_outcomes,
             }
             for r in report.runs
         ],

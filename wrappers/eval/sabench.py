@@ -77,6 +77,7 @@ def episode_arrays(verdicts: Iterable[Mapping[str, Any]]) -> Arrays:
         [[r.get("rules", {}).get(rule, 0) for rule in RULES] for r in rows], dtype=np.int64
     ).reshape(len(rows), len(RULES))
     out["task_id"] = np.array([r["task_id"] for r in rows], dtype=object)
+    out["system_outcome"] = np.array([r.get("system_outcome") or "" for r in rows], dtype=object)
     return derive(out)
 
 
@@ -86,14 +87,17 @@ def derive(a: Arrays) -> Arrays:
     a["fail_and_cd"] = ~a["goal"] & a["cd"]
     a["non_ambiguous"] = ~a["ambiguous"]
     a["goal_non_ambiguous"] = a["goal"] & ~a["ambiguous"]
-    a["all"] = np.ones_like(a["goal"])
+    # Episodes ended by the provider (errors, content filters) are system-level outcomes: counted
+    # apart, never mixed into model-level rates.
+    a["all"] = a["system_outcome"] == "" if "system_outcome" in a else np.ones_like(a["goal"])
+    a["all"] = a["all"].astype(bool)
     return a
 
 
 def rate(arrays: Arrays, metric: str) -> float:
     """Point estimate of one metric (nan when its denominator is empty)."""
     outcome, mask_col = METRICS[metric]
-    mask = arrays[mask_col] if mask_col else arrays["all"]
+    mask = arrays["all"] & arrays[mask_col] if mask_col else arrays["all"]
     n = int(mask.sum())
     return float(arrays[outcome][mask].sum() / n) if n else float("nan")
 
@@ -168,6 +172,7 @@ class RunAnalysis:
     cd_runs: int = 0
     cd_runs_goal: int = 0
     cd_runs_external: int = 0
+    system_outcomes: dict[str, int] = field(default_factory=dict)  # provider errors, content filters
 
     def get(self, scope: str, group: str, metric: str) -> Interval:
         return self.rates[(scope, group, metric)]
@@ -211,7 +216,9 @@ def analyze(
     for name, arrays in runs.items():
         clusters = np.array([index[t] for t in arrays["template_id"]], dtype=np.int64)
         num, den = _sums(arrays, clustered, clusters, k)
-        result = RunAnalysis(name, int(arrays["goal"].size))
+        result = RunAnalysis(name, int(arrays["all"].sum()))
+        kinds, counts_ = np.unique(arrays["system_outcome"][~arrays["all"]], return_counts=True)
+        result.system_outcomes = {str(k): int(c) for k, c in zip(kinds, counts_, strict=True)}
         for spec, iv in zip(clustered, ratio_intervals(num, den, counts), strict=True):
             result.rates[(spec.scope, spec.group, spec.metric)] = iv
         overall_sums[name] = (num[:, : len(overall)], den[:, : len(overall)])
@@ -219,12 +226,13 @@ def analyze(
             per_template, _within_template(arrays, per_template, n_resamples, seed, draws_cache), strict=True
         ):
             result.rates[(spec.scope, spec.group, spec.metric)] = iv
-        rc = arrays["rule_counts"]
+        rc = arrays["rule_counts"][arrays["all"]]
         result.rule_violations = {rule: int(rc[:, i].sum()) for i, rule in enumerate(RULES)}
         result.rule_episodes = {rule: int((rc[:, i] > 0).sum()) for i, rule in enumerate(RULES)}
-        result.cd_runs = int(arrays["cd"].sum())
-        result.cd_runs_goal = int(arrays["goal_and_cd"].sum())
-        result.cd_runs_external = int(arrays["external_cd"].sum())
+        model_level = arrays["all"]
+        result.cd_runs = int((arrays["cd"] & model_level).sum())
+        result.cd_runs_goal = int((arrays["goal_and_cd"] & model_level).sum())
+        result.cd_runs_external = int((arrays["external_cd"] & model_level).sum())
         analyses.append(result)
     names = list(runs)
     pairs: dict[tuple[str, str], dict[str, Interval]] = {}
