@@ -1,0 +1,202 @@
+"""An agent for any OpenAI-compatible chat-completions server (vLLM, hosted providers).
+
+Native tool calling by default (``tools=`` in the request, ``tool_calls`` in the answer), with a
+JSON-in-text fallback for servers that reject ``tools``; temperature 0 by default; timeouts, retries
+with exponential backoff, and a concurrency limit shared by all clones of the agent. Provider errors and
+content-filter refusals raise :class:`ProviderError`, which the evaluation runner records as a
+system-level outcome, never as a model action.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from typing import Any, ClassVar
+
+from tooltrap.envs.core import TooltrapError
+from tooltrap.wrappers.formats import parse_completion
+
+from .base import Agent
+
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class ProviderError(TooltrapError, RuntimeError):
+    """The provider, not the model, ended the episode: ``kind`` is ``content_filter``, ``http_<status>``,
+    ``timeout``, ``connection`` or ``invalid_response``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+
+
+def _fallback_system(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Describe the tools in the system prompt for servers without native tool calling."""
+    catalogue = json.dumps([t["function"] for t in tools], ensure_ascii=False)
+    note = (
+        '\n\nTools (call one with a JSON object {"name": ..., "arguments": {...}} as your whole reply, '
+        f"or a JSON list of such objects):\n{catalogue}"
+    )
+    out = [dict(m) for m in messages]
+    if out and out[0]["role"] == "system":
+        out[0]["content"] += note
+    else:
+        out.insert(0, {"role": "system", "content": note.strip()})
+    # servers without tool support reject tool roles: render them as user turns
+    rendered = []
+    for m in out:
+        if m["role"] == "tool":
+            rendered.append({"role": "user", "content": f"Result of {m.get('name', 'tool')}: {m['content']}"})
+        elif m["role"] == "assistant" and m.get("tool_calls"):
+            calls = [
+                {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
+                for c in m["tool_calls"]
+            ]
+            rendered.append(
+                {"role": "assistant", "content": json.dumps(calls[0] if len(calls) == 1 else calls)}
+            )
+        else:
+            rendered.append(m)
+    return rendered
+
+
+class OpenAIChatAgent(Agent):
+    """Chat-completions agent. ``act`` sends the conversation so far and returns the canonical action.
+
+    Args:
+        model: Model name as the server knows it.
+        base_url: Server root including ``/v1``.
+        api_key: Bearer token (or None).
+        temperature: Sampling temperature (0: greedy, as in the SABench paper).
+        max_tokens: Completion budget per turn.
+        timeout: Seconds per request.
+        max_retries: Retries on timeouts, connection errors, 429 and 5xx.
+        backoff: First retry delay in seconds (doubles each retry).
+        native_tools: Send ``tools``; falls back to JSON-in-text if the server rejects them.
+        max_concurrency: Requests in flight at once across every clone of this agent.
+    """
+
+    name: ClassVar[str] = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "http://127.0.0.1:8000/v1",
+        *,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+        native_tools: bool = True,
+        max_concurrency: int = 8,
+        extra_body: dict[str, Any] | None = None,
+    ):
+        import httpx  # the "llm" extra
+
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.native_tools = native_tools
+        self.extra_body = extra_body or {}
+        self._client = httpx.Client(
+            timeout=timeout, headers={"Authorization": f"Bearer {api_key}"} if api_key else {}
+        )
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._native = {"value": native_tools}  # shared by clones: one fallback switch for the server
+        self.messages: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
+        self.last_raw: Any = None
+        self.seed: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": f"openai:{self.model}",
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    def clone(self) -> OpenAIChatAgent:
+        twin = copy.copy(self)  # shares the HTTP client, the concurrency limit and the fallback switch
+        twin.messages, twin.tools, twin.last_raw = [], [], None
+        return twin
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        self.messages = [dict(m) for m in info["messages"]]
+        self.tools = list(info.get("tools", []))
+        self.seed = seed
+        self._fresh = True
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if not self._fresh:
+            self.messages.extend(dict(m) for m in info.get("messages", []))
+        self._fresh = False
+        message = self._complete()
+        self.last_raw = message
+        return parse_completion(message)
+
+    # -- HTTP ----------------------------------------------------------------------------------------
+    def _payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            **self.extra_body,
+        }
+        if self.seed is not None:
+            payload["seed"] = self.seed
+        if self._native["value"]:
+            payload["messages"] = self.messages
+            payload["tools"] = self.tools
+        else:
+            payload["messages"] = _fallback_system(self.messages, self.tools)
+        return payload
+
+    def _complete(self) -> dict[str, Any]:
+        import httpx
+
+        delay = self.backoff
+        last = ProviderError("connection", "no attempt made")
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                time.sleep(delay)
+                delay *= 2
+            try:
+                with self._slots:
+                    response = self._client.post(f"{self.base_url}/chat/completions", json=self._payload())
+            except httpx.TimeoutException as exc:
+                last = ProviderError("timeout", str(exc) or "request timed out")
+                continue
+            except httpx.HTTPError as exc:
+                last = ProviderError("connection", str(exc))
+                continue
+            if response.status_code == 400 and self._native["value"] and "tool" in response.text.lower():
+                self._native["value"] = False  # the server does not take tools: JSON-in-text from now on
+                continue
+            if response.status_code in RETRY_STATUS:
+                last = ProviderError(f"http_{response.status_code}", response.text[:300])
+                continue
+            if response.status_code >= 400:
+                raise ProviderError(f"http_{response.status_code}", response.text[:300])
+            try:
+                choice = response.json()["choices"][0]
+                message = choice["message"]
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                raise ProviderError(
+                    "invalid_response", f"{type(exc).__name__}: {response.text[:300]}"
+                ) from None
+            if choice.get("finish_reason") == "content_filter":
+                raise ProviderError("content_filter", "the provider's content filter stopped the completion")
+            return message
+        raise last

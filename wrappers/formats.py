@@ -1,0 +1,135 @@
+"""Tool-call formats: turn what a model wrote into the env's canonical action, and back.
+
+Formats understood (``parse_completion``): OpenAI ``tool_calls`` (a message dict), Hermes/Qwen
+``<tool_call>{...}</tool_call>`` tags, bare JSON (an object or a list of calls), and plain-text final
+answers (mapped to the ``respond`` tool, or left as text for the env to reject). ``ToolCallFormat`` is
+a wrapper that accepts raw model output as the action of any tooltrap env and records the raw text in
+the trace.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+import gymnasium as gym
+
+Format = Literal["auto", "openai", "hermes", "json"]
+_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def _normalize(call: Any) -> dict[str, Any] | None:
+    """``{"name", "arguments"}`` from the shapes models produce (OpenAI ``function`` wrapper, string
+    arguments, ``parameters`` instead of ``arguments``)."""
+    if not isinstance(call, dict):
+        return None
+    if "function" in call and isinstance(call["function"], dict):
+        call = call["function"]
+    name = call.get("name")
+    if not isinstance(name, str):
+        return None
+    arguments = call.get("arguments", call.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            pass  # keep the string: the env reports it as invalid arguments
+    return {"name": name, "arguments": arguments}
+
+
+def parse_openai_message(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """Calls from an OpenAI chat-completions assistant message (``tool_calls``)."""
+    calls = [_normalize(c) for c in message.get("tool_calls") or []]
+    return [c for c in calls if c is not None]
+
+
+def parse_hermes(text: str) -> list[dict[str, Any]]:
+    """Calls inside ``<tool_call>...</tool_call>`` tags (Hermes / Qwen2.5 chat templates)."""
+    out = []
+    for body in _TAG.findall(text):
+        try:
+            call = _normalize(json.loads(body))
+        except json.JSONDecodeError:
+            continue
+        if call is not None:
+            out.append(call)
+    return out
+
+
+def parse_json(text: str) -> list[dict[str, Any]]:
+    """A bare JSON call or list of calls (optionally in a ```json fence)."""
+    stripped = text.strip()
+    fence = _FENCE.match(stripped)
+    if fence:
+        stripped = fence.group(1)
+    if not stripped.startswith(("{", "[")):
+        return []
+    try:
+        decoded = json.loads(stripped)
+    except json.JSONDecodeError:
+        return []
+    items = decoded if isinstance(decoded, list) else [decoded]
+    calls = [_normalize(c) for c in items]
+    return [c for c in calls if c is not None] if all(calls) else []
+
+
+def parse_completion(
+    completion: str | dict[str, Any],
+    fmt: Format = "auto",
+    *,
+    plain_text: Literal["respond", "keep"] = "respond",
+) -> str:
+    """The canonical env action (JSON text) for a model completion.
+
+    Args:
+        completion: The model's text, or an OpenAI assistant message dict.
+        fmt: Which format to expect; ``auto`` tries OpenAI tool_calls, Hermes tags, then bare JSON.
+        plain_text: What a completion without any tool call becomes: a ``respond`` call carrying the
+            text (a final answer), or the raw text (the env then returns a parse error).
+    """
+    text = completion.get("content") or "" if isinstance(completion, dict) else completion
+    calls: list[dict[str, Any]] = []
+    if isinstance(completion, dict) and fmt in ("auto", "openai"):
+        calls = parse_openai_message(completion)
+    visible = _THINK.sub("", text or "")
+    if not calls and fmt in ("auto", "hermes"):
+        calls = parse_hermes(visible)
+    if not calls and fmt in ("auto", "json"):
+        calls = parse_json(visible)
+    if calls:
+        return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
+    if plain_text == "respond" and visible.strip():
+        return json.dumps({"name": "respond", "arguments": {"message": visible.strip()}}, ensure_ascii=False)
+    return visible
+
+
+def render_hermes(calls: list[dict[str, Any]]) -> str:
+    """The Hermes/Qwen text of calls (what a model trained on that template emits)."""
+    return "\n".join(f"<tool_call>\n{json.dumps(c, ensure_ascii=False)}\n</tool_call>" for c in calls)
+
+
+class ToolCallFormat(gym.Wrapper):
+    """Accept raw model output as the action of any tooltrap env.
+
+    The completion is parsed with :func:`parse_completion` into the canonical JSON action; the raw text
+    is kept in the trace (``trace.steps[i].raw``).
+    """
+
+    def __init__(
+        self, env: gym.Env, fmt: Format = "auto", *, plain_text: Literal["respond", "keep"] = "respond"
+    ):
+        super().__init__(env)
+        self.fmt = fmt
+        self.plain_text = plain_text
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False)
+        canonical = parse_completion(action, self.fmt, plain_text=self.plain_text)
+        result = self.env.step(canonical)
+        trace = getattr(self.env.unwrapped, "trace", None)
+        if trace is not None and trace.steps:
+            trace.steps[-1].raw = raw
+        return result
