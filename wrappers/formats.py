@@ -9,6 +9,7 @@ the trace.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any, Literal
@@ -33,10 +34,9 @@ def _normalize(call: Any) -> dict[str, Any] | None:
         return None
     arguments = call.get("arguments", call.get("parameters", {}))
     if isinstance(arguments, str):
-        try:
+        # an undecodable string stays a string: the env reports it as invalid arguments
+        with contextlib.suppress(json.JSONDecodeError):
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
-            pass  # keep the string: the env reports it as invalid arguments
     return {"name": name, "arguments": arguments}
 
 
