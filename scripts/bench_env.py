@@ -24,7 +24,11 @@ from tooltrap.envs.core import ToolCall
 gym.register_envs(tooltrap)
 
 #: a read call on each task's first candidate, by the candidate's collection
-READS = {"events": ("calendar_get_event", "event_id"), "messages": ("email_read", "message_id"), "tickets": ("ticket_get", "ticket_id")}
+READS = {
+    "events": ("calendar_get_event", "event_id"),
+    "messages": ("email_read", "message_id"),
+    "tickets": ("ticket_get", "ticket_id"),
+}
 
 
 def timed_us(fn: Callable[[], object], repeat: int) -> list[float]:

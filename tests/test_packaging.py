@@ -49,3 +49,19 @@ def test_wheel_installs_into_fresh_venv(tmp_path):
         check=True, capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert "goal" in cli.stdout
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    """The package-dir mapping needs an explicit package list: a folder missing from it is silently
+    left out of wheels."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    mapping = config["package-dir"]
+    found = set()
+    for package, folder in mapping.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            found.add(".".join([package, *rel.parts]) if rel.parts else package)
+    assert found == listed, {"missing": sorted(found - listed), "stale": sorted(listed - found)}

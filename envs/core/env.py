@@ -50,7 +50,9 @@ class Benchmark:
             self._toolsets[key] = Toolset(self.backends, include=key)
         return self._toolsets[key]
 
-    def prompt_messages(self, task: Task, state: State, toolset: Toolset) -> list[dict[str, Any]]:
+    def prompt_messages(
+        self, task: Task, state: State, toolset: Toolset, **options: Any
+    ) -> list[dict[str, Any]]:
         """Chat messages that open the episode (system + user)."""
         return [{"role": "user", "content": task.instruction}]
 
@@ -242,6 +244,8 @@ class ToolEnv(gym.Env[str, str]):
         self.action_space = AnyText(MAX_ACTION_CHARS)
         self.observation_space = AnyText(MAX_OBSERVATION_CHARS)
         self.hooks: list[Hook] = []
+        #: benchmark-specific prompt options (e.g. SABench's ``state_format``)
+        self.prompt_options: dict[str, Any] = {}
         self._pools: dict[str, TaskSet[Any]] = {}
         self.task: Any = None
         self.state: State | None = None
@@ -286,7 +290,9 @@ class ToolEnv(gym.Env[str, str]):
         self._consecutive_errors = 0
         for hook in self.hooks:
             hook.on_reset(self, task)
-        self.messages = self.benchmark.prompt_messages(task, self.state, self.executor.toolset)
+        self.messages = self.benchmark.prompt_messages(
+            task, self.state, self.executor.toolset, **self.prompt_options
+        )
         observation = "\n\n".join(m["content"] for m in self.messages)
         toolset = self.executor.toolset
         info = {

@@ -1,0 +1,92 @@
+"""Supervised fine-tuning on gold tooltrap trajectories (tool calls and tool results), with TRL.
+
+Follows TRL's example-script conventions (``TrlParser`` over script, training and model arguments;
+``--config file.yaml`` supported)::
+
+    python -m tooltrap.training.sft --model_name_or_path Qwen/Qwen2.5-0.5B-Instruct \\
+        --env_id SABench-v0 --split train --output_dir runs/sft --num_train_epochs 2 \\
+        --use_peft --lora_r 16 --lora_alpha 32 --assistant_only_loss true
+
+Then evaluate the checkpoint: ``tooltrap eval SABench-v0 --agent hf:runs/sft --out runs/sft-eval``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+@dataclass
+class EnvArguments:
+    """Which tooltrap tasks to train on."""
+
+    env_id: str = field(default="SABench-v0", metadata={"help": "A registered tooltrap env id."})
+    tasks: str | None = field(
+        default=None, metadata={"help": "Task filter (globs on task/template ids, or label=value)."}
+    )
+    split: str = field(default="train", metadata={"help": "all, train or test (template-level split)."})
+    toolset: str = field(
+        default="all", metadata={"help": "all (as in the paper) or target (shorter prompts)."}
+    )
+    state_format: str = field(
+        default="indented", metadata={"help": "indented or compact state JSON in the prompt."}
+    )
+    repeat: int = field(default=1, metadata={"help": "Repeat the rows this many times."})
+
+    def env_kwargs(self) -> dict[str, Any]:
+        return {"split": self.split, "toolset": self.toolset, "state_format": self.state_format}
+
+
+def model_kwargs(model_args: Any) -> dict[str, Any]:
+    """``from_pretrained`` kwargs from TRL's ModelConfig (revision, dtype, attention implementation)."""
+    kwargs: dict[str, Any] = {"revision": model_args.model_revision}
+    if model_args.dtype not in (None, "auto"):
+        import torch
+
+        kwargs["dtype"] = getattr(torch, model_args.dtype)
+    if model_args.attn_implementation:
+        kwargs["attn_implementation"] = model_args.attn_implementation
+    return kwargs
+
+
+def main(env_args: EnvArguments, training_args: Any, model_args: Any) -> Any:
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTTrainer, get_peft_config
+
+    from .data import gold_rows
+
+    rows = (
+        gold_rows(env_args.env_id, tasks=env_args.tasks, env_kwargs=env_args.env_kwargs()) * env_args.repeat
+    )
+    dataset = Dataset.from_list([{"messages": r["messages"], "tools": r["tools"]} for r in rows])
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.model_name_or_path, revision=model_args.model_revision
+    )
+    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **model_kwargs(model_args))
+    trainer = SFTTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=get_peft_config(model_args),
+    )
+    trainer.train()
+    trainer.save_model(training_args.output_dir)
+    tokenizer.save_pretrained(training_args.output_dir)
+    return trainer
+
+
+def cli(argv: list[str] | None = None) -> Any:
+    from trl import ModelConfig, SFTConfig, TrlParser
+
+    parser = TrlParser((EnvArguments, SFTConfig, ModelConfig))
+    env_args, training_args, model_args = parser.parse_args_and_config(args=argv)
+    return main(env_args, training_args, model_args)
+
+
+if __name__ == "__main__":
+    cli()
