@@ -21,3 +21,87 @@ def calendar_env():
 
 def act(name: str, **arguments) -> str:
     return json.dumps({"name": name, "arguments": arguments})
+
+
+# -- tiny offline model, a task file with short prompts, and a real HTTP server (training / LLM tests) --
+MINI_TOOLS = ["calendar_list_events", "calendar_cancel_event", "respond", "clarify"]
+MINI_ENV_KWARGS = {"state_format": "tools_only"}
+
+
+@pytest.fixture(scope="session")
+def mini_tasks(tmp_path_factory):
+    """Five real SABench tasks restricted to five tools (short prompts for the tiny model)."""
+    from tooltrap.envs.sabench import packaged_tasks
+
+    tasks = packaged_tasks("calendar").select(templates=["cal-cascade-dependent-cancel-occurrence"])
+    path = tmp_path_factory.mktemp("tasks") / "mini.json"
+    path.write_text(
+        json.dumps({"tasks": [json.loads(t.model_dump_json()) | {"tools": MINI_TOOLS} for t in tasks]})
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    pytest.importorskip("trl")
+    from tooltrap.training.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture(scope="session")
+def warm_model(tiny_model, mini_tasks, tmp_path_factory):
+    """The tiny model after a short SFT so that it opens its turn with a tool call (a random model never
+    emits one, so the GRPO tool loop would run empty)."""
+    from tooltrap.training import task_rows
+    from tooltrap.training.tiny import warm_up_tool_caller
+
+    rows = task_rows("SABench-v0", env_kwargs={**MINI_ENV_KWARGS, "tasks_file": str(mini_tasks)})
+    return warm_up_tool_caller(tiny_model, tmp_path_factory.mktemp("warm") / "model", rows)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llm_server(warm_model):
+    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback."""
+    pytest.importorskip("fastapi")
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    port = _free_port()
+    script = Path(__file__).parent / "llm_server.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(warm_model), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"test server exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        raise RuntimeError("test server did not start")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()

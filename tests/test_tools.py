@@ -53,7 +53,7 @@ def test_schema_shape():
     params = spec.schema["function"]["parameters"]
     assert params["required"] == ["event_id"]
     assert params["properties"]["scope"]["enum"] == ["occurrence", "series"]
-    assert params["properties"]["scope"]["default"] == "series"
+    assert "(default)" in params["properties"]["scope"]["description"]
     assert "notice" in params["properties"]["notify_attendees"]["description"]
     assert spec.kind == "write" and spec.external and spec.domain == "calendar"
 

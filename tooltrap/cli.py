@@ -41,14 +41,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tooltrap.agents import make_agent
     from tooltrap.evaluate import evaluate
 
-    agent = make_agent(args.agent, **({"seed": args.seed} if args.agent == "random" else {}))
+    agent_kwargs: dict[str, Any] = {"seed": args.seed} if args.agent == "random" else {}
+    if args.agent.startswith("openai:") and args.base_url:
+        agent_kwargs["base_url"] = args.base_url
+    agent = make_agent(args.agent, **agent_kwargs)
+    env_kwargs = parse_env_args(args.env_arg)
     records = evaluate(
         args.env_id,
         agent,
         args.out,
         seed=args.seed,
         tasks=args.tasks,
+        env_kwargs=env_kwargs,
         mitigation=args.mitigation,
+        concurrency=args.concurrency,
         progress=not args.quiet,
     )
     summary = _summary(records, args.resamples, args.seed)
@@ -58,6 +64,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         f"{args.agent} on {args.env_id}: {len(records)} episodes, mean reward {mean_reward:.3f}", summary
     )
     return 0
+
+
+def parse_env_args(pairs: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs to env kwargs; values are JSON when they parse (numbers, booleans, lists)."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"error: --env-arg takes KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -106,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run an agent over a benchmark's tasks and print the report")
     ev.add_argument("env_id", help="e.g. SABench-Calendar-v0")
     ev.add_argument(
-        "--agent", default="act-first", help="gold, clarify, act-first or random (default act-first)"
+        "--agent", default="act-first", help="gold, clarify, act-first, random, hf:CHECKPOINT or openai:MODEL"
     )
     ev.add_argument(
         "--out", required=True, help="output folder (episodes.jsonl, summary.json); reruns resume"
@@ -120,6 +140,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--mitigation",
         default="none",
         help="none, confirm-prompt, confirm-gate, preview or preview-gate (see tooltrap.wrappers.defenses)",
+    )
+    ev.add_argument(
+        "--concurrency", type=int, default=1, help="episodes in flight (batched for hf:, threads for openai:)"
+    )
+    ev.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="env kwarg, e.g. tasks_file=my.json or split=test (repeatable)",
+    )
+    ev.add_argument(
+        "--base-url", default=None, help="server root for openai:MODEL agents (default $OPENAI_BASE_URL)"
     )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=cmd_eval)

@@ -33,7 +33,6 @@ from tooltrap.wrappers.defenses import apply_mitigation
 def _docstring(spec: ToolSpec) -> str:
     lines = [spec.description, "", "Args:"]
     lines += [f"    {name}: {doc}" for name, doc in spec.param_docs.items()]
-    lines += ["", "Returns:", "    The tool result (JSON) or a typed error."]
     return "\n".join(lines)
 
 
@@ -50,7 +49,6 @@ def _tool_method(spec: ToolSpec) -> Callable[..., str]:
             )
         )
         annotations[name] = info.annotation
-    annotations["return"] = str
 
     def method(self: ToolEnvironment, *args: Any, **kwargs: Any) -> str:
         bound = inspect.Signature(parameters[1:]).bind_partial(*args, **kwargs)
@@ -60,7 +58,8 @@ def _tool_method(spec: ToolSpec) -> Callable[..., str]:
     method.__qualname__ = spec.name
     method.__doc__ = _docstring(spec)
     method.__annotations__ = annotations
-    method.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    # no return annotation: transformers would add a "return" entry that our schemas do not have
+    method.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return method
 
 

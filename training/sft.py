@@ -24,6 +24,9 @@ class EnvArguments:
     """Which tooltrap tasks to train on."""
 
     env_id: str = field(default="SABench-v0", metadata={"help": "A registered tooltrap env id."})
+    tasks_file: str | None = field(
+        default=None, metadata={"help": "Your own task file (JSON/JSONL) instead of the packaged corpus."}
+    )
     tasks: str | None = field(
         default=None, metadata={"help": "Task filter (globs on task/template ids, or label=value)."}
     )
@@ -37,7 +40,14 @@ class EnvArguments:
     repeat: int = field(default=1, metadata={"help": "Repeat the rows this many times."})
 
     def env_kwargs(self) -> dict[str, Any]:
-        return {"split": self.split, "toolset": self.toolset, "state_format": self.state_format}
+        kwargs: dict[str, Any] = {
+            "split": self.split,
+            "toolset": self.toolset,
+            "state_format": self.state_format,
+        }
+        if self.tasks_file:
+            kwargs["tasks_file"] = self.tasks_file
+        return kwargs
 
 
 def model_kwargs(model_args: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]  # skipped on decode
 STRUCTURAL = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
@@ -169,3 +170,81 @@ def build_tiny_model(
 if __name__ == "__main__":
     path = build_tiny_model(sys.argv[1] if len(sys.argv) > 1 else "tiny-model")
     print(f"tiny model -> {path}")
+
+
+def first_token_probability(
+    model: Any, tokenizer: Any, rows: list[dict[str, Any]], token: str = "<tool_call>"
+) -> float:
+    """Lowest probability, over ``rows`` (task rows), that the model opens its turn with ``token``."""
+    import torch
+
+    target = tokenizer.convert_tokens_to_ids(token)
+    lowest = 1.0
+    for row in rows:
+        ids = tokenizer.apply_chat_template(
+            row["prompt"],
+            tools=json.loads(row["tools"]),
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
+        )
+        with torch.no_grad():
+            probs = model(torch.tensor([ids])).logits[0, -1].softmax(-1)
+        lowest = min(lowest, float(probs[target]))
+    return lowest
+
+
+def warm_up_tool_caller(
+    model_dir: str | Path,
+    out_dir: str | Path,
+    rows: list[dict[str, Any]],
+    *,
+    tool_name: str = "calendar_list_events",
+    threshold: float = 0.9,
+    rounds: int = 6,
+    steps_per_round: int = 30,
+) -> Path:
+    """Test helper: SFT a random tiny model on ``rows`` (task rows: prompt + tools) answered by a call to
+    ``tool_name`` until it opens every turn with ``<tool_call>`` (probability >= ``threshold``). A random
+    model never emits a call, so a GRPO tool loop would otherwise run empty."""
+    import os
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    call = {"type": "function", "function": {"name": tool_name, "arguments": {}}}
+    data = [
+        {
+            "messages": [*r["prompt"], {"role": "assistant", "content": "", "tool_calls": [call]}],
+            "tools": r["tools"],
+        }
+        for r in rows
+    ]
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    args = SFTConfig(
+        output_dir=str(Path(out_dir) / "_warmup"),
+        max_steps=steps_per_round,
+        per_device_train_batch_size=4,
+        learning_rate=1e-2,
+        lr_scheduler_type="constant",
+        save_strategy="no",
+        report_to="none",
+        bf16=False,
+        max_length=8192,
+        assistant_only_loss=True,
+        dataloader_pin_memory=False,
+        seed=0,
+    )
+    dataset = Dataset.from_list(data * 4)
+    for _ in range(rounds):
+        SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tok).train()
+        model.eval()
+        if first_token_probability(model, tok, rows) >= threshold:
+            break
+        model.train()
+    model.save_pretrained(out_dir)
+    tok.save_pretrained(out_dir)
+    return Path(out_dir)

@@ -18,6 +18,8 @@ import gymnasium as gym
 
 Format = Literal["auto", "openai", "hermes", "json"]
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+# small models sometimes drop the opening tag: a JSON object closed by </tool_call> still counts
+_CLOSED = re.compile(r"^\s*(\{.*?\})\s*</tool_call>", re.S)
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
@@ -49,7 +51,8 @@ def parse_openai_message(message: dict[str, Any]) -> list[dict[str, Any]]:
 def parse_hermes(text: str) -> list[dict[str, Any]]:
     """Calls inside ``<tool_call>...</tool_call>`` tags (Hermes / Qwen2.5 chat templates)."""
     out = []
-    for body in _TAG.findall(text):
+    bodies = _TAG.findall(text) or _CLOSED.findall(text)
+    for body in bodies:
         try:
             call = _normalize(json.loads(body))
         except json.JSONDecodeError:

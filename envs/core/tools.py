@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -93,13 +94,51 @@ def parse_google_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return text, args
 
 
-def _clean_schema(node: Any) -> Any:
-    """Drop pydantic's titles/defaults noise so schemas are compact and stable."""
-    if isinstance(node, dict):
-        return {k: _clean_schema(v) for k, v in node.items() if k not in ("title", "additionalProperties")}
-    if isinstance(node, list):
-        return [_clean_schema(v) for v in node]
-    return node
+_SCALARS = {int: "integer", float: "number", str: "string", bool: "boolean", type(None): "null"}
+_BASIC = {
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    str: {"type": "string"},
+    bool: {"type": "boolean"},
+    list: {"type": "array"},
+    dict: {"type": "object"},
+    Any: {},
+}
+
+
+def hint_schema(hint: Any) -> dict[str, Any]:
+    """JSON schema of a parameter type hint, written exactly as ``transformers.utils.get_json_schema``
+    writes it, so a chat template renders the same tool text whether it gets our schema or a method
+    (TRL's ``environment_factory`` passes methods)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is None:
+        if hint in _BASIC:
+            return dict(_BASIC[hint])
+        raise ToolDefinitionError(f"Unsupported tool parameter type {hint!r}.")
+    if origin is typing.Union or origin is types.UnionType:
+        subtypes = [hint_schema(t) for t in args if t is not type(None)]
+        if len(subtypes) == 1:
+            out = subtypes[0]
+        elif all(s.keys() == {"type"} and isinstance(s["type"], str) for s in subtypes):
+            names = sorted({s["type"] for s in subtypes})
+            out = {"type": names[0] if len(names) == 1 else names}
+        else:
+            out = {"anyOf": subtypes}
+        if type(None) in args:
+            out["nullable"] = True
+        return out
+    if origin is Literal:
+        kinds = list(dict.fromkeys(_SCALARS[type(a)] for a in args))
+        return {"type": kinds[0] if len(kinds) == 1 else kinds, "enum": list(args)}
+    if origin is list:
+        return {"type": "array", "items": hint_schema(args[0])} if args else {"type": "array"}
+    if origin is dict:
+        return (
+            {"type": "object", "additionalProperties": hint_schema(args[1])}
+            if len(args) == 2
+            else {"type": "object"}
+        )
+    raise ToolDefinitionError(f"Unsupported tool parameter type {hint!r}.")
 
 
 @dataclass
@@ -183,13 +222,13 @@ def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:
     validator = create_model(
         f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields
     )
-    schema = _clean_schema(validator.model_json_schema())
-    properties = schema.get("properties", {})
-    for pname, prop in properties.items():
-        prop["description"] = arg_docs[pname]
+    properties = {
+        pname: {**hint_schema(hint), "description": arg_docs[pname]} for pname, (hint, _) in fields.items()
+    }
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
     required = [p for p, (_, default) in fields.items() if default is ...]
-    parameters["required"] = required
+    if required:
+        parameters["required"] = required
     return ToolSpec(
         name=name,
         kind=meta.kind,
@@ -251,7 +290,8 @@ class Toolset:
                 if name not in self.specs:
                     raise ToolDefinitionError(f"Unknown tool {name!r}.{did_you_mean(name, self.specs)}")
             self.specs = {n: self.specs[n] for n in wanted}
-        self.schemas: list[dict[str, Any]] = [s.schema for s in self.specs.values()]
+        # sorted by name: the order TRL's environment_factory lists methods in, so prompts match
+        self.schemas: list[dict[str, Any]] = [self.specs[n].schema for n in sorted(self.specs)]
         self.kinds: dict[str, str] = {name: s.kind for name, s in self.specs.items()}
 
     def __contains__(self, name: object) -> bool:

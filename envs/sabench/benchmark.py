@@ -73,13 +73,17 @@ class SABench(Benchmark):
         cached = self._prompts.get(key)
         if cached is None:
             visible = {k: v for k, v in task.initial_state.collections.items() if k != NOTIFICATIONS and v}
-            indent = 1 if state_format == "indented" else None
-            separators = None if indent else (",", ":")
+            if state_format == "tools_only":
+                serialized = "(not shown: use the read tools to look things up)"
+            else:
+                indent = 1 if state_format == "indented" else None
+                separators = None if indent else (",", ":")
+                serialized = json.dumps(visible, ensure_ascii=False, indent=indent, separators=separators)
             system = SYSTEM_PROMPT.format(
                 user=state.context.get("user", ""),
                 org_domain=state.context.get("org_domain", ""),
                 now=state.now,
-                state=json.dumps(visible, ensure_ascii=False, indent=indent, separators=separators),
+                state=serialized,
             )
             cached = [{"role": "system", "content": system}, {"role": "user", "content": task.instruction}]
             self._prompts[key] = cached
@@ -103,6 +107,8 @@ class SABench(Benchmark):
 
 
 SPLITS = ("all", "train", "test")
+#: how the system prompt shows the state: as in the paper (indented JSON), compact JSON, or not at all
+STATE_FORMATS = ("indented", "compact", "tools_only")
 
 
 @cache
@@ -173,8 +179,9 @@ class SABenchEnv(ToolEnv):
     ``domain``, ``tasks_file``, ``task_ids``, ``templates``, ``trap_family``, ``state_structure``,
     ``ambiguous``, ``split`` (``all``, ``train`` or ``test``: a deterministic split by template),
     ``toolset`` (``all``, as in the paper, or ``target``: only the target system's tools and the
-    terminal actions, a shorter prompt for small-model training), ``state_format`` (``indented``, or
-    ``compact`` JSON for shorter prompts),
+    terminal actions, a shorter prompt for small-model training), ``state_format`` (``indented`` as in
+    the paper, ``compact`` JSON, or ``tools_only``: the state is not serialized and must be read with
+    the tools, a shorter prompt that also tests look-up behaviour),
     ``reward_config``, ``max_steps``, ``render_mode``. ``reset(options=...)`` takes ``task_id``,
     ``task_index``, or filters (``template_id``, ``trap_family``, ``state_structure``, ``ambiguous``)
     to draw from.
@@ -225,8 +232,8 @@ class SABenchEnv(ToolEnv):
             tasks = TaskSet([t for t in tasks if template_split(t.template_id) == split])
         if toolset not in ("all", "target"):
             raise UnknownTaskError("toolset", toolset, ("all", "target"))
-        if state_format not in ("indented", "compact"):
-            raise UnknownTaskError("state_format", state_format, ("indented", "compact"))
+        if state_format not in STATE_FORMATS:
+            raise UnknownTaskError("state_format", state_format, STATE_FORMATS)
         if toolset == "target":
             tasks = TaskSet([t.model_copy(update={"tools": target_tools(t.domain)}) for t in tasks])
         super().__init__(

@@ -1,0 +1,177 @@
+"""Training with TRL on the tiny offline model: SFT on gold demonstrations, GRPO through the
+environment_factory adapter (tool calls executed against the env, the oracle's reward reaching the
+trainer), GRPO through the rollout_func path, and evaluation of the saved checkpoint."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+
+import pytest
+
+from .conftest import MINI_ENV_KWARGS
+
+pytest.importorskip("trl")
+
+
+def _grpo_config(out, **overrides):
+    from trl import GRPOConfig
+
+    base = dict(
+        output_dir=str(out), max_steps=2, learning_rate=1e-4, per_device_train_batch_size=2, num_generations=2,
+        max_completion_length=64, max_tool_calling_iterations=2, use_vllm=False, bf16=False, logging_steps=1,
+        save_strategy="no", report_to="none", log_completions=False, dataloader_pin_memory=False, seed=0, temperature=0.3,
+    )  # fmt: skip
+    base.update(overrides)
+    return GRPOConfig(**base)
+
+
+def test_dataset_builders(mini_tasks):
+    from tooltrap.training import gold_rows, task_rows
+
+    kwargs = {"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS}
+    prompts = task_rows("SABench-v0", env_kwargs=kwargs)
+    assert len(prompts) == 5 and {"prompt", "tools", "task_id", "env_id"} <= set(prompts[0])
+    assert [m["role"] for m in prompts[0]["prompt"]] == ["system", "user"]
+    gold = gold_rows("SABench-v0", env_kwargs=kwargs)
+    roles = [m["role"] for m in gold[0]["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant"]
+    assert gold[0]["messages"][2]["tool_calls"][0]["function"]["name"] == "calendar_cancel_event"
+    assert {t["function"]["name"] for t in json.loads(gold[0]["tools"])} == {
+        "calendar_list_events",
+        "calendar_cancel_event",
+        "respond",
+        "clarify",
+    }
+
+
+def test_environment_class_exposes_real_tool_signatures(mini_tasks):
+    from transformers.utils import get_json_schema
+
+    from tooltrap.training import environment_class
+
+    env_class = environment_class("SABench-v0", env_kwargs={"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS})
+    names = {
+        n
+        for n, _ in inspect.getmembers(env_class, predicate=inspect.isfunction)
+        if not n.startswith("_") and n not in ("reset", "get_reward")
+    }
+    assert names == {"calendar_list_events", "calendar_cancel_event", "respond", "clarify"}
+    # TRL renders the methods; the text must be byte-identical to the env's own schemas
+    base = env_class().env.unwrapped
+    base.reset(seed=0)
+    ours = {s["function"]["name"]: s for s in base.tool_schemas}
+    for name in names:
+        assert json.dumps(get_json_schema(getattr(env_class, name))) == json.dumps(ours[name]), name
+    assert list(ours) == sorted(ours)  # the order TRL lists methods in
+    schema = get_json_schema(env_class.calendar_cancel_event)["function"]
+    assert schema["parameters"]["required"] == ["event_id"]
+    assert schema["parameters"]["properties"]["scope"]["enum"] == ["occurrence", "series"]
+    env = env_class()
+    task = env.env.unwrapped.tasks[0]
+    env.reset(task_id=task.id, prompt=[])
+    gold = task.gold[0]
+    assert json.loads(env.calendar_cancel_event(**gold.arguments))["ok"]
+    assert json.loads(env.calendar_cancel_event(event_id="missing"))["error"]["type"] == "tool_error"
+    env.respond(message="done")
+    assert env.get_reward() == pytest.approx(1.0 - 0.05)  # goal, minus the one invalid call
+    assert env.reward_components["goal"] == 1.0
+    env.reset(task_id=task.id)
+    assert env.get_reward() <= 0.0  # no terminal call: judged as it stands
+
+
+def test_sft_two_steps_on_gold_demonstrations(tiny_model, mini_tasks, tmp_path):
+    from trl import ModelConfig, SFTConfig
+
+    from tooltrap.training.sft import EnvArguments, main
+
+    args = EnvArguments(
+        env_id="SABench-v0", tasks_file=str(mini_tasks), split="all", state_format="tools_only"
+    )
+    config = SFTConfig(
+        output_dir=str(tmp_path / "sft"), max_steps=2, per_device_train_batch_size=2, learning_rate=1e-3, bf16=False, report_to="none",
+        save_strategy="no", max_length=4096, assistant_only_loss=True, dataloader_pin_memory=False, logging_steps=1,
+    )  # fmt: skip
+    trainer = main(args, config, ModelConfig(model_name_or_path=str(tiny_model)))
+    assert trainer.state.global_step == 2
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    assert losses and all(math.isfinite(x) for x in losses)
+    assert (tmp_path / "sft" / "config.json").exists() and (
+        tmp_path / "sft" / "tokenizer_config.json"
+    ).exists()
+
+
+def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm_model, mini_tasks, tmp_path):
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    from tooltrap.training import component_rewards, environment_class, task_rows
+
+    kwargs = {"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS}
+    base = environment_class("SABench-v0", env_kwargs=kwargs)
+    executed: list[str] = []
+    rewards: list[float] = []
+
+    class Tracked(base):  # type: ignore[misc, valid-type]
+        def _call(self, name, arguments):
+            executed.append(name)
+            return super()._call(name, arguments)
+
+        def get_reward(self):
+            rewards.append(super().get_reward())
+            return rewards[-1]
+
+    rows = task_rows("SABench-v0", env_kwargs=kwargs)
+    dataset = Dataset.from_list([{"prompt": r["prompt"], "task_id": r["task_id"]} for r in rows[:4]])
+    loggers = component_rewards(Tracked)
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(warm_model),
+        processing_class=AutoTokenizer.from_pretrained(warm_model),
+        reward_funcs=loggers,
+        args=_grpo_config(tmp_path / "grpo", reward_weights=[0.0] * len(loggers)),
+        train_dataset=dataset,
+        environment_factory=Tracked,
+    )
+    trainer.train()
+    assert executed, "no tool call reached the env"
+    assert rewards and all(math.isfinite(r) for r in rewards)
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    assert logs and any(h.get("tools/call_frequency", 0) > 0 for h in logs)
+    assert all("rewards/Tracked/mean" in h and "rewards/goal/mean" in h for h in logs)
+    logged = [h["rewards/Tracked/mean"] for h in logs]
+    assert sum(logged) / len(logged) == pytest.approx(
+        sum(rewards) / len(rewards), abs=1e-4
+    )  # the oracle's reward
+
+
+def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, mini_tasks, tmp_path):
+    from tooltrap.cli import main as tooltrap_main
+    from tooltrap.training.grpo import cli
+
+    out = tmp_path / "grpo-rollout"
+    trainer = cli(
+        [
+            "--model_name_or_path", str(warm_model), "--env_id", "SABench-v0", "--tasks_file", str(mini_tasks),
+            "--split", "all", "--state_format", "tools_only", "--rollout", "rollout_func", "--output_dir", str(out),
+            "--max_steps", "2", "--per_device_train_batch_size", "2", "--num_generations", "2", "--max_completion_length", "96",
+            "--bf16", "false", "--report_to", "none", "--save_strategy", "no", "--logging_steps", "1", "--use_vllm", "false",
+            "--dataloader_pin_memory", "false",
+        ]
+    )  # fmt: skip
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    assert logs and all(
+        "rewards/env_reward/mean" in h and "rewards/collateral_internal/mean" in h for h in logs
+    )
+    assert (out / "config.json").exists()
+    # the saved checkpoint is evaluated with the same command as any agent
+    run = tmp_path / "eval"
+    code = tooltrap_main(
+        ["eval", "SABench-v0", "--agent", f"hf:{out}", "--env-arg", f"tasks_file={mini_tasks}", "--env-arg", "state_format=tools_only",
+         "--out", str(run), "--concurrency", "5", "--resamples", "200", "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 5 and all(r["verdict"]["task_id"] == r["task_id"] for r in records)
+    assert json.loads((run / "run.json").read_text())["agent"]["name"] == f"hf:{out}"
