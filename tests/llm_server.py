@@ -1,5 +1,5 @@
 """A real OpenAI-compatible HTTP server for the tests, built on FastAPI + uvicorn, serving a local
-transformers model (the tiny offline one). Tool calls are rendered with the model's chat template and
+transformers model (the tiny offline one), with micro-batched generation. Tool calls are rendered with the model's chat template and
 parsed back from Hermes ``<tool_call>`` tags into OpenAI ``tool_calls``, as vLLM's hermes parser does.
 
 Fault injection for the agent's error paths, chosen by the requested model name:
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -22,17 +23,71 @@ import uuid
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from tooltrap.agents.hf import TransformersModel, _for_template
 from tooltrap.wrappers.formats import parse_hermes
 
 
+class MicroBatcher:
+    """Collects concurrent requests for a few milliseconds and serves them with one batched
+    ``generate`` (as vLLM's continuous batching does, in miniature)."""
+
+    def __init__(self, backend: TransformersModel, max_batch: int = 8, window_s: float = 0.005):
+        self.backend, self.max_batch, self.window_s = backend, max_batch, window_s
+        self.jobs: queue.Queue = queue.Queue()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def submit(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int, temperature: float
+    ) -> str:
+        done = threading.Event()
+        job = {
+            "messages": messages,
+            "tools": tools,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "done": done,
+        }
+        self.jobs.put(job)
+        done.wait()
+        if "error" in job:
+            raise job["error"]
+        return job["text"]
+
+    def _run(self) -> None:
+        while True:
+            batch = [self.jobs.get()]
+            deadline = time.monotonic() + self.window_s
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self.jobs.get(timeout=max(0.0, deadline - time.monotonic())))
+                except queue.Empty:
+                    break
+            groups: dict[tuple[int, float], list[dict[str, Any]]] = {}  # one generate per sampling setting
+            for job in batch:
+                groups.setdefault((job["max_tokens"], job["temperature"]), []).append(job)
+            for (max_tokens, temperature), jobs in groups.items():
+                try:
+                    texts = self.backend.generate(
+                        [j["messages"] for j in jobs],
+                        [j["tools"] for j in jobs],
+                        max_new_tokens=max_tokens,
+                        temperature=temperature,
+                    )
+                    for job, text in zip(jobs, texts, strict=True):
+                        job["text"] = text
+                except Exception as exc:  # reported to every waiting request
+                    for job in jobs:
+                        job["error"] = exc
+                for job in jobs:
+                    job["done"].set()
+
+
 def create_app(model_dir: str) -> FastAPI:
     app = FastAPI()
-    backend = TransformersModel(model_dir)
-    lock = threading.Lock()  # one generate at a time on the CPU model
+    batcher = MicroBatcher(TransformersModel(model_dir))
     counters: dict[str, int] = {}
 
     @app.get("/v1/models")
@@ -40,8 +95,7 @@ def create_app(model_dir: str) -> FastAPI:
         return {"object": "list", "data": [{"id": "tiny", "object": "model"}]}
 
     @app.post("/v1/chat/completions")
-    async def chat(request: Request):
-        body = await request.json()
+    def chat(body: dict[str, Any]):  # a sync handler: FastAPI runs it in its thread pool
         name = body.get("model", "tiny")
         counters[name] = counters.get(name, 0) + 1
         if name.startswith("flaky-") and counters[name] <= int(name.split("-")[1]):
@@ -70,13 +124,12 @@ def create_app(model_dir: str) -> FastAPI:
             }
             return _completion(name, message, "tool_calls")
         messages = [_for_template(m) for m in body["messages"]]
-        with lock:
-            text = backend.generate(
-                [messages],
-                [body.get("tools") or []],
-                max_new_tokens=int(body.get("max_tokens", 64)),
-                temperature=float(body.get("temperature", 0.0)),
-            )[0]
+        text = batcher.submit(
+            messages,
+            body.get("tools") or [],
+            int(body.get("max_tokens", 64)),
+            float(body.get("temperature", 0.0)),
+        )
         calls = parse_hermes(text) if body.get("tools") else []
         if calls:
             tool_calls = [

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sft import EnvArguments, model_kwargs
+from .sft import EnvArguments, model_kwargs, save_final
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -75,8 +75,7 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
     else:
         raise ValueError(f"--rollout must be environment_factory or rollout_func, not {args.rollout!r}")
     trainer.train()
-    trainer.save_model(training_args.output_dir)
-    tokenizer.save_pretrained(training_args.output_dir)
+    save_final(trainer, tokenizer, training_args.output_dir)
     return trainer
 
 

@@ -85,9 +85,18 @@ def main(env_args: EnvArguments, training_args: Any, model_args: Any) -> Any:
         peft_config=get_peft_config(model_args),
     )
     trainer.train()
-    trainer.save_model(training_args.output_dir)
-    tokenizer.save_pretrained(training_args.output_dir)
+    save_final(trainer, tokenizer, training_args.output_dir)
     return trainer
+
+
+def save_final(trainer: Any, tokenizer: Any, output_dir: str) -> None:
+    """Save a standalone checkpoint: LoRA adapters are merged into the base weights, so the result
+    loads with ``--agent hf:DIR`` and serves with vLLM as it is."""
+    model = trainer.model
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
 
 
 def cli(argv: list[str] | None = None) -> Any:
