@@ -101,3 +101,28 @@ def test_cli_entry_point_and_unknown_agent(tmp_path):
     assert "SABench-Calendar-v0" in out.stdout
     with pytest.raises(Exception, match="Did you mean 'gold'"):
         make_agent("gld")
+
+
+def test_concurrent_evaluation_streams_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    seen = []
+
+    def crash_after_five(record):
+        seen.append(record["task_id"])
+        if len(seen) == 5:
+            raise Crash
+
+    with pytest.raises(Crash):
+        evaluate(
+            "SABench-Calendar-v0", make_agent("act-first"), out, concurrency=4, on_episode=crash_after_five
+        )
+    partial = read_episodes(out / "episodes.jsonl")
+    assert 5 <= len(partial) < 68  # the other workers stopped after their current episode
+    records = evaluate("SABench-Calendar-v0", make_agent("act-first"), out, concurrency=4)
+    ids = [r["task_id"] for r in read_episodes(out / "episodes.jsonl")]
+    assert len(ids) == len(set(ids)) == len(records) == 68
+    sequential = {
+        r["task_id"]: r["verdict"]
+        for r in evaluate("SABench-Calendar-v0", make_agent("act-first"), tmp_path / "seq")
+    }
+    assert all(r["verdict"] == sequential[r["task_id"]] for r in records)  # same results in any order

@@ -81,25 +81,46 @@ def test_environment_class_exposes_real_tool_signatures(mini_tasks):
     assert env.get_reward() <= 0.0  # no terminal call: judged as it stands
 
 
-def test_sft_two_steps_on_gold_demonstrations(tiny_model, mini_tasks, tmp_path):
-    from trl import ModelConfig, SFTConfig
+def test_sft_two_steps_on_gold_demonstrations_from_a_yaml_config_with_lora(tiny_model, mini_tasks, tmp_path):
+    from tooltrap.training.sft import cli
 
-    from tooltrap.training.sft import EnvArguments, main
-
-    args = EnvArguments(
-        env_id="SABench-v0", tasks_file=str(mini_tasks), split="all", state_format="tools_only"
+    out = tmp_path / "sft"
+    config = tmp_path / "sft.yaml"
+    config.write_text(
+        "\n".join(
+            [
+                f"model_name_or_path: {tiny_model}",
+                "env_id: SABench-v0",
+                f"tasks_file: {mini_tasks}",
+                "split: all",
+                "state_format: tools_only",
+                f"output_dir: {out}",
+                "max_steps: 2",
+                "per_device_train_batch_size: 2",
+                "learning_rate: 1.0e-3",
+                "bf16: false",
+                "report_to: none",
+                'save_strategy: "no"',
+                "max_length: 4096",
+                "assistant_only_loss: true",
+                "dataloader_pin_memory: false",
+                "logging_steps: 1",
+                "use_peft: true",
+                "lora_r: 4",
+                "lora_alpha: 8",
+                "lora_target_modules: all-linear",
+            ]
+        )
     )
-    config = SFTConfig(
-        output_dir=str(tmp_path / "sft"), max_steps=2, per_device_train_batch_size=2, learning_rate=1e-3, bf16=False, report_to="none",
-        save_strategy="no", max_length=4096, assistant_only_loss=True, dataloader_pin_memory=False, logging_steps=1,
-    )  # fmt: skip
-    trainer = main(args, config, ModelConfig(model_name_or_path=str(tiny_model)))
+    trainer = cli(["--config", str(config)])
     assert trainer.state.global_step == 2
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     assert losses and all(math.isfinite(x) for x in losses)
-    assert (tmp_path / "sft" / "config.json").exists() and (
-        tmp_path / "sft" / "tokenizer_config.json"
-    ).exists()
+    # LoRA adapters are merged: the checkpoint is a plain model that loads without peft
+    assert (out / "config.json").exists() and not (out / "adapter_config.json").exists()
+    from transformers import AutoModelForCausalLM
+
+    AutoModelForCausalLM.from_pretrained(out)
 
 
 def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm_model, mini_tasks, tmp_path):

@@ -200,16 +200,20 @@ def _threaded(
     jobs: queue.Queue[str] = queue.Queue()
     for task_id in todo:
         jobs.put(task_id)
+    stop = threading.Event()  # one worker failing stops the others after their current episode
 
     def work() -> None:
         env, mine = make_env(), agent.clone()
         try:
-            while True:
+            while not stop.is_set():
                 try:
                     task_id = jobs.get_nowait()
                 except queue.Empty:
                     return
                 sink(run_episode(env, mine, task_id, seed))
+        except BaseException:
+            stop.set()
+            raise
         finally:
             env.close()
 
