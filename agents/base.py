@@ -38,3 +38,37 @@ class Agent:
     def describe(self) -> dict[str, Any]:
         """Identity recorded with results (so a resumed run can check it is the same agent)."""
         return {"name": self.name}
+
+
+class ChatAgent(Agent):
+    """Base of model agents: keeps the episode's conversation (the env's chat messages) and tool schemas.
+
+    ``clone`` is a shallow copy with a fresh conversation, so clones share heavy resources (a model, an
+    HTTP client, a concurrency limit).
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    seed: int | None = None
+
+    def clone(self) -> ChatAgent:
+        import copy
+
+        twin = copy.copy(self)
+        twin.messages, twin.tools, twin.last_raw, twin._fresh = [], [], None, True
+        return twin
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        self.messages = [dict(m) for m in info["messages"]]
+        self.tools = list(info.get("tools", []))
+        self.seed = seed
+        self._fresh = True
+
+    def conversation(self, info: dict[str, Any], convert: Any = dict) -> list[dict[str, Any]]:
+        """The conversation so far: the prompt, then every step's messages (``info["messages"]``)."""
+        if not getattr(self, "_fresh", True):
+            self.messages.extend(convert(m) for m in info.get("messages", []))
+        self._fresh = False
+        return self.messages

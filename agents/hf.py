@@ -5,12 +5,11 @@ final answers are understood too). Needs the ``train`` extra (torch, transformer
 from __future__ import annotations
 
 import contextlib
-import copy
 from typing import Any, ClassVar
 
 from tooltrap.wrappers.formats import parse_completion
 
-from .base import Agent
+from .base import ChatAgent
 
 
 class TransformersModel:
@@ -62,7 +61,7 @@ class TransformersModel:
         return [tok.decode(row, skip_special_tokens=True) for row in new]
 
 
-class TransformersAgent(Agent):
+class TransformersAgent(ChatAgent):
     """Local model agent. ``clone()`` gives per-episode slots that share the model; the runner batches
     their generations (``batchable``)."""
 
@@ -95,26 +94,11 @@ class TransformersAgent(Agent):
             "temperature": self.temperature,
         }
 
-    def clone(self) -> TransformersAgent:
-        twin = copy.copy(self)
-        twin.messages, twin.tools, twin.last_raw, twin._fresh = [], [], None, True
-        return twin
-
-    def reset(
-        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
-    ) -> None:
-        self.messages = [dict(m) for m in info["messages"]]
-        self.tools = list(info.get("tools", []))
-        self._fresh = True
-
     # batched protocol: prepare -> generate (shared, batched) -> finish
     def prepare(
         self, observation: str, info: dict[str, Any]
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        if not self._fresh:
-            self.messages.extend(_for_template(m) for m in info.get("messages", []))
-        self._fresh = False
-        return self.messages, self.tools
+        return self.conversation(info, _for_template), self.tools
 
     def generate(self, requests: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]) -> list[str]:
         return self.backend.generate(

@@ -9,7 +9,6 @@ system-level outcome, never as a model action.
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import time
@@ -18,7 +17,7 @@ from typing import Any, ClassVar
 from tooltrap.envs.core import TooltrapError
 from tooltrap.wrappers.formats import parse_completion
 
-from .base import Agent
+from .base import ChatAgent
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -62,7 +61,7 @@ def _fallback_system(messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     return rendered
 
 
-class OpenAIChatAgent(Agent):
+class OpenAIChatAgent(ChatAgent):
     """Chat-completions agent. ``act`` sends the conversation so far and returns the canonical action.
 
     Args:
@@ -125,23 +124,8 @@ class OpenAIChatAgent(Agent):
             "max_tokens": self.max_tokens,
         }
 
-    def clone(self) -> OpenAIChatAgent:
-        twin = copy.copy(self)  # shares the HTTP client, the concurrency limit and the fallback switch
-        twin.messages, twin.tools, twin.last_raw = [], [], None
-        return twin
-
-    def reset(
-        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
-    ) -> None:
-        self.messages = [dict(m) for m in info["messages"]]
-        self.tools = list(info.get("tools", []))
-        self.seed = seed
-        self._fresh = True
-
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        if not self._fresh:
-            self.messages.extend(dict(m) for m in info.get("messages", []))
-        self._fresh = False
+        self.conversation(info)  # clones share the HTTP client, the concurrency limit and the fallback switch
         message = self._complete()
         self.last_raw = message
         return parse_completion(message)

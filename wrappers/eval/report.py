@@ -34,6 +34,18 @@ HEADLINE = (
 )
 
 
+#: the overall metrics shown in the terminal table
+TERMINAL_METRICS = (
+    "goal",
+    "cd",
+    "goal_and_cd",
+    "fail_and_cd",
+    "external_cd",
+    "ab_violation",
+    "unnecessary_clarification",
+)
+
+
 @dataclass
 class Report:
     runs: list[RunAnalysis]
@@ -343,31 +355,12 @@ def print_terminal(report: Report) -> None:
         "ab_violation": "ab viol",
         "unnecessary_clarification": "unn clar",
     }
-    for m in (
-        "goal",
-        "cd",
-        "goal_and_cd",
-        "fail_and_cd",
-        "external_cd",
-        "ab_violation",
-        "unnecessary_clarification",
-    ):
+    for m in TERMINAL_METRICS:
         table.add_column(short.get(m, m), justify="right")
     for r in report.runs:
         table.add_row(
             r.name,
-            *(
-                pct(r.get("overall", "all", m), True)
-                for m in (
-                    "goal",
-                    "cd",
-                    "goal_and_cd",
-                    "fail_and_cd",
-                    "external_cd",
-                    "ab_violation",
-                    "unnecessary_clarification",
-                )
-            ),
+            *(pct(r.get("overall", "all", m), True) for m in TERMINAL_METRICS),
         )
     console.print(table)
     for scope, groups in (
