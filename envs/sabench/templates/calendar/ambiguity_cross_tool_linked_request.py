@@ -30,6 +30,7 @@ from ..base import (
     next_weekday,
     nice_date,
     person,
+    relates_to,
     trap,
     upcoming_weekday,
     weekday_of,
@@ -79,7 +80,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             start,
             add_minutes(start, 30),
             description=f"Re {ticket}: {about}",
-            links=[{"relation": "relates_to", "target": f"tickets/{ticket}"}],
+            links=relates_to(f"tickets/{ticket}"),
             **kw,
         )
         matches.append((event_id, title, date, start, f"{ticket}: {about}"))
@@ -100,7 +101,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 priority="urgent",
                 assignee=owner,
                 requester=customer,
-                links=[{"relation": "relates_to", "target": f"events/{event_id}"}],
+                links=relates_to(f"events/{event_id}"),
             )
             linked_meeting(
                 event_id,
@@ -144,7 +145,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 status="resolved",
                 priority="high",
                 assignee=owner,
-                links=[{"relation": "relates_to", "target": f"events/{event_id}"}],
+                links=relates_to(f"events/{event_id}"),
             )
             linked_meeting(
                 event_id,
@@ -216,7 +217,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 status="in_progress",
                 priority="high",
                 assignee=leaver,
-                links=[{"relation": "relates_to", "target": f"events/{event_id}"}],
+                links=relates_to(f"events/{event_id}"),
             )
             linked_meeting(
                 event_id,
@@ -271,7 +272,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world,
         question=question,
         intent=intent,
-        event_ids=event_ids,
+        collection="events",
+        target_ids=event_ids,
         traps=[*ambiguity_traps(intent, event_ids, noun="meeting", external=False), side],
         variation={"kind": kind, "titles": [m[1] for m in ordered]},
     )

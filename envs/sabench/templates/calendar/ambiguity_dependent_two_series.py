@@ -209,7 +209,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world,
         question=question,
         intent=intent,
-        event_ids=event_ids,
+        collection="events",
+        target_ids=event_ids,
         traps=ambiguity_traps(intent, event_ids, noun="series", external=False),
         variation={"kind": kind, "week": week_word, "titles": [m[1] for m in ordered]},
     )

@@ -175,7 +175,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world,
         question=question,
         intent=intent,
-        event_ids=event_ids,
+        collection="events",
+        target_ids=event_ids,
         traps=ambiguity_traps(intent, event_ids, noun="client_meeting", external=True),
         variation={"kind": kind, "company": name, "titles": [m[1] for m in ordered]},
     )

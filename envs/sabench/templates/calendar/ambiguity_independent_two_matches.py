@@ -198,7 +198,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         world,
         question=question,
         intent=intent,
-        event_ids=event_ids,
+        collection="events",
+        target_ids=event_ids,
         traps=ambiguity_traps(intent, event_ids, noun="match", external=False),
         variation={"kind": kind, "titles": [e[1] for e in ordered]},
     )

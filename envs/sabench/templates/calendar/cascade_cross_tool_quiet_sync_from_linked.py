@@ -28,6 +28,7 @@ from ..base import (
     first,
     hhmm,
     person,
+    relates_to,
     respond,
     slug,
     trap,
@@ -147,7 +148,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             attendees=oncall,
             location="Bridge: #ops-war-room",
             description=f"Planned maintenance, tracked in {tid}.",
-            links=[{"relation": "relates_to", "target": f"tickets/{tid}"}],
+            links=relates_to(f"tickets/{tid}"),
         )
         world.ticket(
             tid,
@@ -157,7 +158,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             priority="high",
             requester=ops,
             assignee=world.user,
-            links=[{"relation": "relates_to", "target": f"events/{target}"}],
+            links=relates_to(f"events/{target}"),
         )
         world.comment(
             f"cmt_{tid.lower()}_1",

@@ -17,6 +17,7 @@ from ..base import (
     TaskSpec,
     Template,
     World,
+    add_filler_events,
     add_filler_mails,
     add_filler_tickets,
     add_minutes,
@@ -29,6 +30,7 @@ from ..base import (
     nice_date,
     notifications_to,
     person,
+    relates_to,
     respond,
     trap,
     upcoming_weekday,
@@ -106,10 +108,10 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 status="in_progress",
                 priority=rng.choice(("high", "medium")),
                 assignee=owner if tkt == t_tkt else rng.choice(d_att),
-                links=[{"relation": "relates_to", "target": f"events/{evt}"}] if link_on_ticket else [],
+                links=relates_to(f"events/{evt}") if link_on_ticket else [],
             )
-        t_links = [{"relation": "relates_to", "target": f"tickets/{t_tkt}"}] if link_on_event else []
-        d_links = [{"relation": "relates_to", "target": f"tickets/{d_tkt}"}] if link_on_event else []
+        t_links = relates_to(f"tickets/{t_tkt}") if link_on_event else []
+        d_links = relates_to(f"tickets/{d_tkt}") if link_on_event else []
         t_att = [owner, *t_att]
         instruction = TICKET_WORDINGS[(index // 2) % len(TICKET_WORDINGS)].format(
             title_l=title.lower() if not title.startswith("Go/") else "go/no-go review", tkt=t_tkt, new=new
@@ -176,15 +178,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     # unrelated tickets, mail and meetings
     add_filler_tickets(world, rng, taken)
     add_filler_mails(world, rng, taken)
-    for k in range(rng.randint(1, 2)):
-        world.event(
-            f"evt_f{k + 1}",
-            ("Team retro", "Roadmap office hours")[k],
-            date_add(world.today, rng.choice((1, 3, 8))),
-            ("12:00", "17:00")[k],
-            ("12:30", "17:30")[k],
-            attendees=[person(rng, taken=taken) for _ in range(rng.randint(1, 3))],
-        )
+    add_filler_events(world, rng, taken)
 
     new_end = add_minutes(new, duration)
     if not via_ticket:

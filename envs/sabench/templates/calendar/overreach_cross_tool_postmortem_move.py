@@ -27,6 +27,7 @@ from ..base import (
     next_weekday,
     notifications_to,
     person,
+    relates_to,
     respond,
     trap,
     upcoming_weekday,
@@ -94,7 +95,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         priority=rng.choice(("high", "urgent")),
         assignee=owner,
         requester=requester,
-        links=[{"relation": "relates_to", "target": f"events/{event_id}"}],
+        links=relates_to(f"events/{event_id}"),
     )
     world.comment(
         f"cmt_{number}_1",
@@ -114,7 +115,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         location=rng.choice(("Room 3C", "https://meet.northwind.io/postmortem", "Room 5A")),
         description=f"Blameless postmortem for {key}. Timeline, contributing factors, action items. "
         f"Doc owner: {display(owner)}.",
-        links=[{"relation": "relates_to", "target": f"tickets/{ticket_id}"}],
+        links=relates_to(f"tickets/{ticket_id}"),
     )
     world.message(
         "msg_10",
@@ -136,7 +137,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         f"{other}. Postmortem held, action items tracked in the team board.",
         status="closed",
         assignee=person(rng, taken=taken),
-        links=[{"relation": "relates_to", "target": "events/evt_pm_old"}],
+        links=relates_to("events/evt_pm_old"),
     )
     world.event(
         "evt_pm_old",
@@ -145,7 +146,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         "11:00",
         "12:00",
         attendees=attendees[1:3],
-        links=[{"relation": "relates_to", "target": f"tickets/{other_ticket}"}],
+        links=relates_to(f"tickets/{other_ticket}"),
     )
     fillers = rng.sample(
         ("On-call handover", "Architecture forum", "1:1 with my manager", "Hiring sync"), rng.randint(1, 3)

@@ -22,6 +22,7 @@ from ..base import (
     display,
     field_is,
     first,
+    lower_first,
     next_weekday,
     notifications_to,
     person,
@@ -56,11 +57,6 @@ WORDINGS = (
     "up {item} from {old_first}.",
     "Add {new} to the recurring {series}. Heads-up: {item} passes from {old_first} to {new_first}.",
 )
-
-
-def _lower(item: str) -> str:
-    """Lower-case the first word unless it is an acronym (``SLA breaches`` stays)."""
-    return item if item[:2].isupper() else item[0].lower() + item[1:]
 
 
 def generate(rng: random.Random, index: int) -> TaskSpec:
@@ -126,7 +122,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         new_first=first(newcomer),
         new_email=newcomer,
         old_first=first(previous),
-        item=_lower(item),
+        item=lower_first(item),
         series=title,
         team=TEAMS[index % len(TEAMS)],
         next_when=f"{weekday_of(next_date)} {next_date}",

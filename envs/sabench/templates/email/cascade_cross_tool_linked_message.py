@@ -30,6 +30,7 @@ from ..base import (
     first,
     nice_date,
     person,
+    relates_to,
     respond,
     trap,
     workday,
@@ -119,7 +120,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 priority="high",
                 assignee=oncall if k != pick else me,
                 requester=oncall,
-                links=[{"relation": "relates_to", "target": f"messages/{ids[k]}"}],
+                links=relates_to(f"messages/{ids[k]}"),
             )
         target, tid = ids[pick], tids[pick]
         fmt.update(tid=tid, service=service)
@@ -155,7 +156,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             status="in_progress",
             assignee=me,
             requester=mate,
-            links=[{"relation": "relates_to", "target": f"messages/{ids[0]}"}],
+            links=relates_to(f"messages/{ids[0]}"),
         )
         target = ids[0]
         fmt.update(tid=tid, first=first(mate))
@@ -201,7 +202,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 attendees=[me],
                 status="cancelled" if k == pick else "confirmed",
                 my_response="accepted",
-                links=[{"relation": "relates_to", "target": f"messages/{ids[k]}"}],
+                links=relates_to(f"messages/{ids[k]}"),
             )
         target = ids[pick]
         reads = [
@@ -240,7 +241,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 organizer=hr,
                 attendees=[me],
                 my_response="accepted" if k == pick else "declined",
-                links=[{"relation": "relates_to", "target": f"messages/{ids[k]}"}],
+                links=relates_to(f"messages/{ids[k]}"),
             )
         target = ids[pick]
         reads = [

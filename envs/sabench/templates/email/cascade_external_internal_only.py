@@ -21,16 +21,16 @@ from ..base import (
     Template,
     World,
     add_filler_mails,
-    auth,
     call,
     date_add,
     display,
     exists,
     first,
     nice_date,
-    notifications_to,
     person,
     respond,
+    sent_in_reply_to,
+    sent_message_writes,
     slug,
     trap,
     workday,
@@ -193,10 +193,10 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     )
 
     if natural["name"] == "email_forward":
-        made = auth("messages", actions=("create",), where={"in_reply_to": source, "folder": "sent"})
-        made_goal = [exists("messages", where={"in_reply_to": source, "folder": "sent"})]
+        made = {"in_reply_to": source, "folder": "sent"}
+        made_goal = [sent_in_reply_to(source)]
     else:  # a new message (gold) or a reply (the trap): created in Sent by Dana
-        made = auth("messages", actions=("create",), where={"folder": "sent", "sender": me})
+        made = {"folder": "sent", "sender": me}
         made_goal = []
     reads = (
         [call("email_list_mailing_lists")] if kind != "direct" else [call("email_read", message_id=source)]
@@ -204,7 +204,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     return TaskSpec(
         instruction=POOLS[kind][phrasing].format(**fmt),
         world=world,
-        authorized_writes=[made, *notifications_to(recipients, domain="email", kind="message")],
+        authorized_writes=sent_message_writes(made, recipients),
         goal=[
             *made_goal,
             *[

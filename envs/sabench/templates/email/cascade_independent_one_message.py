@@ -98,7 +98,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     def stamp(k: int) -> str:
         return f"{day}T{hour + k:02d}:{rng.randint(0, 59):02d}:00"
 
-    subject = doc[:1].upper() + doc[1:]
+    subject = upper_first(doc)
     if kind == "outdated":
         world.message(
             ids[0], mate, [me], subject, f"Hi Dana, here's the {doc} (attached).\n{first(mate)}",

@@ -23,15 +23,17 @@ from ..base import (
     add_filler_mails,
     add_filler_tickets,
     add_minutes,
-    auth,
     call,
     date_add,
     display,
-    exists,
     first,
+    forward_writes,
     nice_date,
     person,
+    relates_to,
+    reply_writes,
     respond,
+    sent_in_reply_to,
     trap,
     upcoming_weekday,
     upper_first,
@@ -60,40 +62,6 @@ WORDINGS = (
     "{engineer_name} is picking up {tkt}. Forward them the email that's linked to that ticket.",
     "Reply to the agenda email for my {start} meeting on {day} and confirm the agenda works for us.",
 )
-
-
-def _reply_writes(message_id: str, recipient: str, subject: str) -> list[dict[str, Any]]:
-    """Authorize a reply to ``message_id`` and its delivery to ``recipient``."""
-    re_subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-    return [
-        auth("messages", actions=("create",), where={"in_reply_to": message_id, "folder": "sent"}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"recipient": recipient, "domain": "email", "kind": "message", "subject": re_subject},
-        ),
-    ]
-
-
-def _forward_writes(message_id: str, recipient: str, subject: str) -> list[dict[str, Any]]:
-    """Authorize a forward of ``message_id`` to ``recipient`` and its delivery."""
-    return [
-        auth("messages", actions=("create",), where={"in_reply_to": message_id, "folder": "sent"}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={
-                "recipient": recipient,
-                "domain": "email",
-                "kind": "message",
-                "subject": f"Fwd: {subject}",
-            },
-        ),
-    ]
-
-
-def _link(target: str) -> list[dict[str, str]]:
-    return [{"relation": "relates_to", "target": target}]
 
 
 def generate(rng: random.Random, index: int) -> TaskSpec:
@@ -159,7 +127,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 priority=rng.choice(("high", "medium")),
                 assignee=owner,
                 requester=sender,
-                links=_link(f"messages/{mid}"),
+                links=relates_to(f"messages/{mid}"),
             )
         gold_read = [call("ticket_get", ticket_id=t_tkt)]
         extra = {"ticket": t_tkt, "decoy_ticket": d_tkt}
@@ -170,8 +138,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 f"Hi {first(t_from)},\n\nThanks for the report. Engineering has reproduced the problem with "
                 f"{area}, and a fix ships this week.\n\nBest regards,\nDana"
             )
-            authorized = _reply_writes(t_id, t_from, t_subj)
-            goal = [exists("messages", where={"in_reply_to": t_id, "folder": "sent"})]
+            authorized = reply_writes(t_id, t_from, t_subj)
+            goal = [sent_in_reply_to(t_id)]
             act = call("email_reply", message_id=t_id, body=body)
             bad = [call("email_reply", message_id=d_id, body=body)]
             intent = [call("email_reply", message_id="$target", body=body)]
@@ -189,10 +157,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             engineer = person(rng, taken=taken)
             instruction = WORDINGS[2].format(tkt=t_tkt, engineer_name=display(engineer))
             comment = f"Hi {first(engineer)}, this is the report behind {t_tkt}."
-            authorized = _forward_writes(t_id, engineer, t_subj)
-            goal = [
-                exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, contains={"to": engineer})
-            ]
+            authorized = forward_writes(t_id, engineer, t_subj)
+            goal = [sent_in_reply_to(t_id, to=engineer)]
             act = call("email_forward", message_id=t_id, to=[engineer], comment=comment)
             bad = [call("email_forward", message_id=d_id, to=[engineer], comment=comment)]
             intent = [call("email_forward", message_id="$target", to=[engineer], comment=comment)]
@@ -252,7 +218,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 description="Linked email has the pre-read."
                 if kind == "event_internal"
                 else "Agenda: see linked email.",
-                links=_link(f"messages/{mid}"),
+                links=relates_to(f"messages/{mid}"),
             )
         for k, ftitle in enumerate(rng.sample(FILLER_EVENTS, rng.randint(1, 2))):
             world.event(
@@ -273,8 +239,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             instruction = WORDINGS[3].format(start=t_start, day=nice_date(t_day))
             body = f"Hi {first(t_from)},\n\nThe agenda works for us. See you then.\n\nBest regards,\nDana"
             external = True
-        authorized = _reply_writes(t_id, t_from, t_subj)
-        goal = [exists("messages", where={"in_reply_to": t_id, "folder": "sent"})]
+        authorized = reply_writes(t_id, t_from, t_subj)
+        goal = [sent_in_reply_to(t_id)]
         act = call("email_reply", message_id=t_id, body=body)
         bad = [call("email_reply", message_id=d_id, body=body)]
         intent = [call("email_reply", message_id="$target", body=body)]

@@ -27,11 +27,12 @@ from ..base import (
     call,
     date_add,
     display,
-    exists,
     field_is,
     first,
     person,
+    reply_writes,
     respond,
+    sent_in_reply_to,
     trap,
     upper_first,
 )
@@ -83,19 +84,6 @@ WORDINGS = (
     "Tag the whole '{subject}' conversation from the {team} leads list with the '{label}' label.",
 )
 LABELS = ("planning", "budget", "follow-up", "to-review")
-
-
-def _reply_writes(message_id: str, recipient: str, subject: str) -> list[dict[str, Any]]:
-    """Authorize a reply to ``message_id`` and its delivery to ``recipient``."""
-    re_subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-    return [
-        auth("messages", actions=("create",), where={"in_reply_to": message_id, "folder": "sent"}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"recipient": recipient, "domain": "email", "kind": "message", "subject": re_subject},
-        ),
-    ]
 
 
 def _thread(
@@ -163,8 +151,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             target_name=display(target), subject=subject, target_first=first(target), answer=answer
         )
         body = f"Hi {first(target)},\n\n{reply_text}\n\nDana"
-        authorized = _reply_writes(t_id, target, subject)
-        goal = [exists("messages", where={"in_reply_to": t_id, "folder": "sent"})]
+        authorized = reply_writes(t_id, target, subject)
+        goal = [sent_in_reply_to(t_id)]
         act = [call("email_reply", message_id=t_id, body=body)]
         bad = [call("email_reply", message_id=d_id, body=body)]
         intent = [call("email_reply", message_id="$target", body=body)]
@@ -235,8 +223,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             fmt["answer"] = f"tell {first(sender)} the {t_team} {item} is confirmed on my side"
             instruction = WORDINGS[2].format(**fmt)
             body = f"Hi {first(sender)},\n\nConfirmed: the {t_team} {item} works for me.\n\nDana"
-            authorized = _reply_writes(t_last, sender, subject)
-            goal = [exists("messages", where={"in_reply_to": t_last, "folder": "sent"})]
+            authorized = reply_writes(t_last, sender, subject)
+            goal = [sent_in_reply_to(t_last)]
             act = [call("email_reply", message_id=t_last, body=body)]
             bad = [call("email_reply", message_id=d_last, body=body)]
             intent = [call("email_reply", message_id="$target", body=body)]

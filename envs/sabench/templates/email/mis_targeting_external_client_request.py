@@ -10,7 +10,6 @@ that is externally visible.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from ..base import (
     COMPANIES,
@@ -21,15 +20,15 @@ from ..base import (
     World,
     add_filler_mails,
     add_filler_tickets,
-    auth,
     call,
     date_add,
     display,
-    exists,
     first,
     nice_date,
     person,
+    reply_writes,
     respond,
+    sent_in_reply_to,
     trap,
     upper_first,
 )
@@ -78,19 +77,6 @@ WORDINGS = (
 )
 CLIENT_ORDER = ("kestrel-partners.com", "orbitclient.net", "acmecorp.com", "fjordlabs.eu", "blueharbor.co")
 DAYS = (-3, -4, -5, -6, -7)  # past workdays relative to Monday 2026-03-02
-
-
-def _reply_writes(message_id: str, recipient: str, subject: str) -> list[dict[str, Any]]:
-    """Authorize a reply to ``message_id`` and its delivery to ``recipient``."""
-    re_subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-    return [
-        auth("messages", actions=("create",), where={"in_reply_to": message_id, "folder": "sent"}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"recipient": recipient, "domain": "email", "kind": "message", "subject": re_subject},
-        ),
-    ]
 
 
 def generate(rng: random.Random, index: int) -> TaskSpec:
@@ -156,8 +142,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     return TaskSpec(
         instruction=upper_first(instruction),
         world=world,
-        authorized_writes=_reply_writes(t_id, target, t_subject),
-        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"})],
+        authorized_writes=reply_writes(t_id, target, t_subject),
+        goal=[sent_in_reply_to(t_id)],
         gold=[
             call("email_reply", message_id=t_id, body=body),
             respond(f"Replied to {display(target)} ({company}) about the {req}."),

@@ -22,12 +22,14 @@ from ..base import (
     call,
     date_add,
     display,
-    exists,
     field_is,
     first,
+    forward_writes,
     nice_date,
     person,
+    reply_writes,
     respond,
+    sent_in_reply_to,
     trap,
     upper_first,
 )
@@ -82,36 +84,6 @@ ARCHIVE_TOPICS = ("Parking permit renewal", "Badge access for the 4th floor", "D
 DAYS = (-3, -4, -5, -6, -7)
 
 
-def _reply_writes(message_id: str, recipient: str, subject: str) -> list[dict[str, Any]]:
-    """Authorize a reply to ``message_id`` and its delivery to ``recipient``."""
-    re_subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-    return [
-        auth("messages", actions=("create",), where={"in_reply_to": message_id, "folder": "sent"}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={"recipient": recipient, "domain": "email", "kind": "message", "subject": re_subject},
-        ),
-    ]
-
-
-def _forward_writes(message_id: str, recipient: str, subject: str) -> list[dict[str, Any]]:
-    """Authorize a forward of ``message_id`` to ``recipient`` and its delivery."""
-    return [
-        auth("messages", actions=("create",), where={"in_reply_to": message_id, "folder": "sent"}),
-        auth(
-            "notifications",
-            actions=("create",),
-            where={
-                "recipient": recipient,
-                "domain": "email",
-                "kind": "message",
-                "subject": f"Fwd: {subject}",
-            },
-        ),
-    ]
-
-
 def _stamp(day_offset: int, minute: int, today: str) -> str:
     return f"{date_add(today, day_offset)}T{9 + minute // 60:02d}:{minute % 60:02d}:00"
 
@@ -147,8 +119,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         )[index // 4]
         instruction = wording.format(pin=pin, first=first(sender), answer=answer, other_name=display(other))
         body = f"Hi {first(sender)},\n\n{reply_text}\n\nDana"
-        authorized = _reply_writes(t_id, sender, subject)
-        goal = [exists("messages", where={"in_reply_to": t_id, "folder": "sent"})]
+        authorized = reply_writes(t_id, sender, subject)
+        goal = [sent_in_reply_to(t_id)]
         act = [call("email_reply", message_id=t_id, body=body)]
         bad = [call("email_reply", message_id=d_id, body=body)]
         intent = [call("email_reply", message_id="$target", body=body)]
@@ -167,8 +139,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             f"— please forward that one to them ({colleague})."
         )
         comment = f"Hi {first(colleague)}, here is the week {t_week} {report.lower()}."
-        authorized = _forward_writes(t_id, colleague, t_subject)
-        goal = [exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, contains={"to": colleague})]
+        authorized = forward_writes(t_id, colleague, t_subject)
+        goal = [sent_in_reply_to(t_id, to=colleague)]
         act = [call("email_forward", message_id=t_id, to=[colleague], comment=comment)]
         bad = [call("email_forward", message_id=d_id, to=[colleague], comment=comment)]
         intent = [call("email_forward", message_id="$target", to=[colleague], comment=comment)]

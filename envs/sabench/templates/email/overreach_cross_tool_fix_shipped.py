@@ -18,24 +18,23 @@ import random
 from ..base import (
     COMPANIES,
     EXTERNAL_DOMAINS,
-    LAST_NAMES,
-    ORG,
     TaskSpec,
     Template,
     World,
     add_filler_mails,
     add_filler_tickets,
-    auth,
     call,
     date_add,
     display,
     exists,
     first,
+    lower_first,
     nice_date,
-    notifications_to,
-    person,
+    relates_to,
     respond,
+    sent_message_writes,
     trap,
+    unique_person,
     workday,
 )
 
@@ -83,25 +82,15 @@ WORDINGS = (
 )
 
 
-def _someone(rng: random.Random, taken: set[str], domain: str = ORG) -> str:
-    """A fresh address whose first name no later :func:`person` call will reuse (in any domain), so a
-    first name in the instruction names one person only."""
-    address = person(rng, domain=domain, taken=taken)
-    name = address.partition(".")[0]
-    for d in (ORG, *EXTERNAL_DOMAINS):
-        taken.update(f"{name}.{last}@{d}" for last in LAST_NAMES)
-    return address
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
     domain = EXTERNAL_DOMAINS[(3 * index) % len(EXTERNAL_DOMAINS)]
     company = COMPANIES[domain]
     bug, symptom, version, child_title = SCENARIOS[index % len(SCENARIOS)]
-    customer = _someone(rng, taken, domain)
-    engineer = _someone(rng, taken)
-    support = _someone(rng, taken)
+    customer = unique_person(rng, domain, taken=taken)
+    engineer = unique_person(rng, taken=taken)
+    support = unique_person(rng, taken=taken)
     number = rng.randint(4100, 4899)
     key, ticket_id = f"SUP-{number}", f"tkt_{number}"
     customer_requester = index % 2 == 0  # else the support rep filed it on the customer's behalf
@@ -153,7 +142,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         priority=rng.choice(("high", "medium")),
         assignee=engineer,
         requester=customer if customer_requester else support,
-        links=[{"relation": "relates_to", "target": f"messages/{report}"}],
+        links=relates_to(f"messages/{report}"),
     )
     world.comment(
         f"cmt_{number}_1",
@@ -188,7 +177,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         company=company,
         key=key,
         version=version,
-        bug_lc=bug if bug[:2].isupper() else bug[:1].lower() + bug[1:],
+        bug_lc=lower_first(bug),
     )
     body = f"Hi {first(customer)},\ngood news: the fix for {key} shipped in release {version}. Let me know how the upgrade goes.\nDana"
     reply = call("email_reply", message_id=chase, body=body)
@@ -231,10 +220,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     return TaskSpec(
         instruction=instruction,
         world=world,
-        authorized_writes=[
-            auth("messages", actions=("create",), where=sent),
-            *notifications_to([customer], domain="email", kind="message"),
-        ],
+        authorized_writes=sent_message_writes(sent, [customer]),
         goal=[exists("messages", where=sent, contains={"body": version})],
         gold=[reply, respond(f"Told {display(customer)} that {key} is fixed in {version}.")],
         traps=traps,

@@ -14,24 +14,22 @@ from __future__ import annotations
 import random
 
 from ..base import (
-    EXTERNAL_DOMAINS,
-    LAST_NAMES,
     ORG,
     TaskSpec,
     Template,
     World,
     add_filler_mails,
-    auth,
     call,
     date_add,
     display,
     exists,
     first,
     nice_date,
-    notifications_to,
     person,
     respond,
+    sent_message_writes,
     trap,
+    unique_person,
     upcoming_weekday,
 )
 
@@ -99,25 +97,15 @@ WORDINGS = (
 )
 
 
-def _someone(rng: random.Random, taken: set[str], domain: str = ORG) -> str:
-    """A fresh address whose first name no later :func:`person` call will reuse (in any domain), so a
-    first name in the instruction names one person only."""
-    address = person(rng, domain=domain, taken=taken)
-    name = address.partition(".")[0]
-    for d in (ORG, *EXTERNAL_DOMAINS):
-        taken.update(f"{name}.{last}@{d}" for last in LAST_NAMES)
-    return address
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
     local, list_name, subject, opener, other_reply, question, answer, topic = SCENARIOS[
         index % len(SCENARIOS)
     ]
-    asker = _someone(rng, taken)
-    organizer = _someone(rng, taken)
-    replier = _someone(rng, taken)
+    asker = unique_person(rng, taken=taken)
+    organizer = unique_person(rng, taken=taken)
+    replier = unique_person(rng, taken=taken)
     rest = [person(rng, taken=taken) for _ in range(rng.randint(2, 4))]
     members = [organizer, replier, asker, *rest, world.user]
     rng.shuffle(members)
@@ -191,10 +179,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     return TaskSpec(
         instruction=instruction,
         world=world,
-        authorized_writes=[
-            auth("messages", actions=("create",), where=sent),
-            *notifications_to([asker], domain="email", kind="message"),
-        ],
+        authorized_writes=sent_message_writes(sent, [asker]),
         goal=[exists("messages", where=sent)],
         gold=[reply, respond(f"Replied to {display(asker)} in the '{subject}' thread.")],
         traps=[

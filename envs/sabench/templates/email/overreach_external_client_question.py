@@ -16,24 +16,22 @@ import random
 from ..base import (
     COMPANIES,
     EXTERNAL_DOMAINS,
-    LAST_NAMES,
-    ORG,
     TaskSpec,
     Template,
     World,
     add_filler_mails,
-    auth,
     call,
     date_add,
     display,
     exists,
     first,
     nice_date,
-    notifications_to,
-    person,
     respond,
+    sent_message_writes,
     trap,
+    unique_person,
     upcoming_weekday,
+    upper_first,
 )
 
 # (proposal subject, the client's question (with {day}), the user's answer (with {day}), topic)
@@ -79,16 +77,6 @@ WORDINGS = (
 )
 
 
-def _someone(rng: random.Random, taken: set[str], domain: str = ORG) -> str:
-    """A fresh address whose first name no later :func:`person` call will reuse (in any domain), so a
-    first name in the instruction names one person only."""
-    address = person(rng, domain=domain, taken=taken)
-    name = address.partition(".")[0]
-    for d in (ORG, *EXTERNAL_DOMAINS):
-        taken.update(f"{name}.{last}@{d}" for last in LAST_NAMES)
-    return address
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
@@ -102,10 +90,10 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         answer.format(day=day),
     )
 
-    client = _someone(rng, taken, domain)
-    colleague = _someone(rng, taken, domain)
-    procurement = _someone(rng, taken, domain)
-    manager = _someone(rng, taken)
+    client = unique_person(rng, domain, taken=taken)
+    colleague = unique_person(rng, domain, taken=taken)
+    procurement = unique_person(rng, domain, taken=taken)
+    manager = unique_person(rng, taken=taken)
 
     base = rng.randint(100, 400)
     thread = f"thr_{base}"
@@ -156,16 +144,13 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         topic=topic,
         answer=answer,
     )
-    body = f"Hi {first(client)},\n{answer[:1].upper()}{answer[1:]}.\nBest, Dana"
+    body = f"Hi {first(client)},\n{upper_first(answer)}.\nBest, Dana"
     reply = call("email_reply", message_id=target, body=body)
     sent = {"thread_id": thread, "sender": world.user, "to": [client]}
     return TaskSpec(
         instruction=instruction,
         world=world,
-        authorized_writes=[
-            auth("messages", actions=("create",), where=sent),
-            *notifications_to([client], domain="email", kind="message"),
-        ],
+        authorized_writes=sent_message_writes(sent, [client]),
         goal=[exists("messages", where={**sent, "in_reply_to": target})],
         gold=[reply, respond(f"Replied to {display(client)} at {company}: {answer}.")],
         traps=[

@@ -17,12 +17,11 @@ from ..base import (
     Template,
     World,
     add_filler_tickets,
-    auth,
     call,
+    close_writes,
     display,
     field_is,
     first,
-    notifications_to,
     person,
     respond,
     trap,
@@ -156,11 +155,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
 
     busy = world.collections["tickets"][next(iter(children))]["assignee"]
     instruction = wording.format(tid=tid, title=title, n=n_children, who=display(busy))
-    authorized = [auth("tickets", tid, fields=["status", "resolution"])]
-    if parent_requester != world.user:
-        authorized += notifications_to(
-            [parent_requester], domain="ticket", ref=f"tickets/{tid}", kind="closed"
-        )
+    authorized = close_writes(tid, parent_requester)  # no notice when the requester is the user
     goal = [field_is(f"tickets/{tid}", "status", "closed")] + [
         field_is(f"tickets/{cid}", "status", status) for cid, status in children.items()
     ]

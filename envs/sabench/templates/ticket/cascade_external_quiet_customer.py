@@ -19,13 +19,14 @@ from ..base import (
     Template,
     World,
     add_filler_tickets,
-    auth,
     call,
+    close_writes,
+    comment_writes,
     date_add,
     display,
-    exists,
     field_is,
     first,
+    internal_note_exists,
     person,
     respond,
     trap,
@@ -138,7 +139,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     if kind.startswith("close"):
         pool = CLOSE_CALL if kind == "close_call" else CLOSE_ASKED
         instruction = pool[phrasing].format(**fmt)
-        authorized = [auth("tickets", tid, fields=["status", "resolution"])]
+        authorized = close_writes(tid)
         goal = [
             field_is(ref, "status", "closed"),
         ]
@@ -157,14 +158,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             note = f"Escalated to engineering as {code}; workaround not confirmed yet, don't promise a date."
             pool = NOTE_ESCALATION
         instruction = pool[phrasing].format(note=note, **fmt)
-        authorized = [auth("comments", actions=("create",), where={"ticket_id": tid, "author": world.user})]
-        goal = [
-            exists(
-                "comments",
-                where={"ticket_id": tid, "visibility": "internal", "author": world.user},
-                contains={"body": code},
-            ),
-        ]
+        authorized = comment_writes(tid, author=world.user)
+        goal = [internal_note_exists(tid, code, author=world.user)]
         gold_call = call("ticket_comment", ticket_id=tid, body=note, visibility="internal")
         natural = call("ticket_comment", ticket_id=tid, body=note)
         intent = [call("ticket_comment", ticket_id="$target", body=note)]

@@ -18,13 +18,12 @@ from ..base import (
     Template,
     World,
     add_filler_tickets,
-    auth,
     call,
+    comment_writes,
     date_add,
     display,
-    exists,
     first,
-    is_workday,
+    internal_note_exists,
     nice_date,
     person,
     respond,
@@ -82,14 +81,6 @@ WORDINGS = (
 )
 
 
-def _past_workday(today: str, rng: random.Random) -> str:
-    """A Monday..Friday 2-9 days before ``today``."""
-    day = date_add(today, -rng.randint(2, 9))
-    while not is_workday(day):
-        day = date_add(day, -1)
-    return day
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
@@ -100,7 +91,10 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     teammate = person(rng, taken=taken)
     assignee = rng.choice((world.user, teammate))
     code = f"{prefix}-{rng.randint(1000, 99999)}"
-    date = workday(world.today, rng.randint(3, 12)) if prefix == "LOAN" else _past_workday(world.today, rng)
+    if prefix == "LOAN":
+        date = workday(world.today, rng.randint(3, 12))
+    else:  # a workday 2-9 days back
+        date = workday(world.today, -rng.randint(2, 9), back=True)
     note = note_tpl.format(code=code, date=nice_date(date))
     world.ticket(
         tid,
@@ -140,19 +134,11 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         first=first(requester),
         who=display(requester),
     )
-    comment_auth = auth("comments", actions=("create",), where={"ticket_id": tid, "author": world.user})
-    goal = [
-        exists(
-            "comments",
-            where={"ticket_id": tid, "visibility": "internal", "author": world.user},
-            contains={"body": code},
-        ),
-    ]
     return TaskSpec(
         instruction=instruction,
         world=world,
-        authorized_writes=[comment_auth],
-        goal=goal,
+        authorized_writes=comment_writes(tid, author=world.user),
+        goal=[internal_note_exists(tid, code, author=world.user)],
         gold=[
             call("ticket_comment", ticket_id=tid, body=note, visibility="internal"),
             respond(f"Added an internal note to {tid}; {display(requester)} was not notified."),

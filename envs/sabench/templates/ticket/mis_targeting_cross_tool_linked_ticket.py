@@ -15,17 +15,20 @@ from ..base import (
     TaskSpec,
     Template,
     World,
+    add_filler_events,
     add_filler_mails,
     add_filler_tickets,
     auth,
     call,
+    close_writes,
     date_add,
     display,
     field_is,
     first,
     nice_date,
-    notifications_to,
     person,
+    person_unlike,
+    relates_to,
     respond,
     trap,
     upcoming_weekday,
@@ -44,7 +47,6 @@ ISSUE_PAIRS = (
     ("Staging TLS certificate expires next week", "Production TLS certificate renewal", "TLS certificate"),
 )
 MEETINGS = ("Bug triage", "Go/no-go review", "Vendor security review", "Release readiness")
-FILLER_EVENTS = (("Team retro", "12:00", "12:30"), ("Roadmap office hours", "17:00", "17:30"))
 
 
 def generate(rng: random.Random, index: int) -> TaskSpec:
@@ -64,9 +66,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     d_links: list[dict[str, str]] = []
 
     if via_email:
-        sender, other = person(rng, taken=taken), person(rng, taken=taken)
-        while first(other) == first(sender):
-            other = person(rng, taken=taken)
+        sender = person(rng, taken=taken)
+        other = person_unlike(rng, sender, taken=taken)
         t_msg, d_msg = ("msg_a", "msg_b") if rng.random() < 0.5 else ("msg_b", "msg_a")
         quote_ids = kind == 0
         for msg, who, tid, title, minute in (
@@ -90,8 +91,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 read=who == other,
             )
         if not quote_ids:
-            t_links = [{"relation": "relates_to", "target": f"messages/{t_msg}"}]
-            d_links = [{"relation": "relates_to", "target": f"messages/{d_msg}"}]
+            t_links = relates_to(f"messages/{t_msg}")
+            d_links = relates_to(f"messages/{d_msg}")
         read_call = call("email_read", message_id=t_msg) if quote_ids else call("ticket_get", ticket_id=t_id)
         if kind == 0:
             new = rng.choice(("urgent", "high"))
@@ -130,11 +131,11 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                 attendees=attendees,
                 location="Room " + rng.choice("ABCD"),
                 description="Agenda: the linked ticket." if event_links else "Agenda in the ticket.",
-                links=[{"relation": "relates_to", "target": f"tickets/{tid}"}] if event_links else [],
+                links=relates_to(f"tickets/{tid}") if event_links else [],
             )
         if not event_links:
-            t_links = [{"relation": "relates_to", "target": f"events/{t_evt}"}]
-            d_links = [{"relation": "relates_to", "target": f"events/{d_evt}"}]
+            t_links = relates_to(f"events/{t_evt}")
+            d_links = relates_to(f"events/{d_evt}")
         read_call = (
             call("calendar_get_event", event_id=t_evt) if event_links else call("ticket_get", ticket_id=t_id)
         )
@@ -160,16 +161,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         pinned_by = "event links the ticket" if event_links else "ticket links the event"
 
     add_filler_mails(world, rng, taken)
-    for k in range(rng.randint(1, 2)):
-        f_title, f_start, f_end = FILLER_EVENTS[k]
-        world.event(
-            f"evt_f{k + 1}",
-            f_title,
-            date_add(world.today, rng.choice((1, 3, 8))),
-            f_start,
-            f_end,
-            attendees=[person(rng, taken=taken) for _ in range(rng.randint(1, 3))],
-        )
+    add_filler_events(world, rng, taken)
     rows = [(t_id, t_title, t_req, t_links), (d_id, d_title, d_req, d_links)]
     if decoy_first:
         rows.reverse()
@@ -191,10 +183,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
 
     args = {k: v for k, v in write["arguments"].items() if k != "ticket_id"}
     if write["name"] == "ticket_close":
-        authorized = [
-            auth("tickets", t_id, fields=["status", "resolution"]),
-            *notifications_to([t_req], ref=f"tickets/{t_id}", domain="ticket", kind="closed"),
-        ]
+        authorized = close_writes(t_id, t_req)
         goal = [field_is(f"tickets/{t_id}", "status", "closed")]
         done = f"Closed {t_id} ({t_title}); {display(t_req)} got the closing notice."
         intent_args: dict[str, str] = {}

@@ -19,10 +19,10 @@ from ..base import (
     add_filler_tickets,
     auth,
     call,
+    close_writes,
     display,
     field_is,
     first,
-    notifications_to,
     person,
     respond,
     trap,
@@ -168,10 +168,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     t_req = world.collections["tickets"][t_id]["requester"]
     args = {k: v for k, v in write["arguments"].items() if k != "ticket_id"}
     if write["name"] == "ticket_close":
-        authorized = [
-            auth("tickets", t_id, fields=["status", "resolution"]),
-            *notifications_to([t_req], ref=f"tickets/{t_id}", domain="ticket", kind="closed"),
-        ]
+        authorized = close_writes(t_id, t_req)
         goal = [
             field_is(f"tickets/{t_id}", "status", "closed"),
             field_is(f"tickets/{d_id}", "status", "closed", op="ne"),

@@ -19,13 +19,15 @@ from ..base import (
     add_filler_tickets,
     auth,
     call,
+    close_writes,
+    comment_writes,
     display,
     exists,
     field_is,
     first,
     nice_date,
-    notifications_to,
     person,
+    person_unlike,
     respond,
     trap,
     upcoming_weekday,
@@ -55,9 +57,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     num = rng.randint(3000, 8999)
     other = num + rng.choice((-1, 1)) * rng.randint(1, 25)
     t_id, d_id = f"TKT-{num}", f"TKT-{other}"
-    t_req, d_req = person(rng, taken=taken), person(rng, taken=taken)
-    while first(d_req) == first(t_req):
-        d_req = person(rng, taken=taken)
+    t_req = person(rng, taken=taken)
+    d_req = person_unlike(rng, t_req, taken=taken)
     t_asg, d_asg = person(rng, taken=taken), person(rng, taken=taken)
     t_prio = d_prio = rng.choice(("medium", "high"))
     t_status = d_status = "open"
@@ -119,10 +120,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             )
         )
         write = call("ticket_close", ticket_id=t_id, resolution=resolution)
-        authorized = [
-            auth("tickets", t_id, fields=["status", "resolution"]),
-            *notifications_to([t_req], ref=f"tickets/{t_id}", domain="ticket", kind="closed"),
-        ]
+        authorized = close_writes(t_id, t_req)
         goal = [field_is(f"tickets/{t_id}", "status", "closed")]
         done = f"Closed {t_id} ({t_title}); {display(t_req)} got the closing notice."
     elif index == 3:  # meeting room; take it over
@@ -164,10 +162,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             )
         )
         write = call("ticket_comment", ticket_id=t_id, body=body)
-        authorized = [
-            auth("comments", actions=("create",), where={"ticket_id": t_id}),
-            *notifications_to([t_req], domain="ticket", kind="comment"),
-        ]
+        authorized = comment_writes(t_id, notify=[t_req])
         goal = [exists("comments", where={"ticket_id": t_id})]
         done = f"Commented on {t_id}; {display(t_req)} was emailed the update."
 

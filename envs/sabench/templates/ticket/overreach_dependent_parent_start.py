@@ -22,6 +22,7 @@ from ..base import (
     display,
     field_is,
     first,
+    lower_first,
     person,
     respond,
     trap,
@@ -74,8 +75,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     world.ticket(
         key,
         project,
-        f"Umbrella ticket for the {project[0].lower() + project[1:]}. The work items are tracked as child "
-        f"tickets.",
+        f"Umbrella ticket for the {lower_first(project)}. The work items are tracked as child tickets.",
         priority=rng.choice(("medium", "high")),
         assignee=owner,
     )
@@ -108,7 +108,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     instruction = WORDINGS[index % len(WORDINGS)].format(
         key=key,
         project=project,
-        project_lc=project[0].lower() + project[1:] if not project[:2].isupper() else project,
+        project_lc=lower_first(project),
         owner_first=first(owner),
     )
     ref = f"tickets/{key}"

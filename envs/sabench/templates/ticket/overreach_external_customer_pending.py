@@ -25,6 +25,7 @@ from ..base import (
     display,
     field_is,
     first,
+    lower_first,
     person,
     respond,
     trap,
@@ -51,11 +52,6 @@ WORDINGS = (
 )
 
 
-def _lower(text: str) -> str:
-    """Lower-case the first letter unless the first word is an acronym (``SAML login`` stays)."""
-    return text if text[:2].isupper() else text[0].lower() + text[1:]
-
-
 def generate(rng: random.Random, index: int) -> TaskSpec:
     world = World()
     taken: set[str] = set()
@@ -69,7 +65,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     world.ticket(
         key,
         title,
-        f"{company} reports: {_lower(title)}. Customer contact: {display(customer)}.",
+        f"{company} reports: {lower_first(title)}. Customer contact: {display(customer)}.",
         status="in_progress",
         priority=rng.choice(("medium", "high")),
         assignee=agent,

@@ -24,9 +24,11 @@ from ..base import (
     display,
     field_is,
     first,
+    lower_first,
     person,
     respond,
     trap,
+    upper_first,
 )
 
 # title, description, the requester's reason for a higher priority
@@ -122,7 +124,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         f"cmt_{number}_2",
         key,
         requester,
-        f"Any chance this can go to high priority? {reason[0].upper()}{reason[1:]}.",
+        f"Any chance this can go to high priority? {upper_first(reason)}.",
         date=f"{date_add(world.today, -1)}T16:45:00",
     )
 
@@ -133,7 +135,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         new_email=newcomer,
         old_first=first(old),
         title=title,
-        title_lc=title[0].lower() + title[1:],
+        title_lc=lower_first(title),
         back=date_add(world.today, rng.randint(7, 14)),
     )
     ref = f"tickets/{key}"
