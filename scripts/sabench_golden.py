@@ -1,0 +1,165 @@
+"""SABench golden digests: the corpus, the prompts and tool schemas, every verdict, reward and reward
+component of the 11 scripted runs and of every trap solution, and the report built from those runs.
+
+The engine must stay generic without moving SABench by one byte: ``tests/test_sabench_golden.py``
+recomputes these digests and compares them with ``tests/golden/sabench.json`` (taken before the engine
+was made generic). A mismatch names the part and the task that changed.
+
+Usage: python scripts/sabench_golden.py [--write] [--resamples 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import tooltrap
+
+gym.register_envs(tooltrap)
+
+GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "sabench.json"
+DATA = Path(__file__).resolve().parent.parent / "envs" / "sabench" / "data"
+
+#: the scripted runs of scripts/bench_report.py (agent, mitigation)
+RUNS = [
+    ("gold", "none"),
+    ("clarify", "none"),
+    ("act-first", "none"),
+    ("random", "none"),
+    ("gold", "confirm-prompt"),
+    ("act-first", "confirm-prompt"),
+    ("act-first", "confirm-gate"),
+    ("act-first", "preview"),
+    ("act-first", "preview-gate"),
+    ("random", "confirm-gate"),
+    ("random", "preview-gate"),
+]
+#: prompt options whose reset messages and tool schemas are digested
+PROMPTS = [
+    {},
+    {"state_format": "compact"},
+    {"state_format": "tools_only"},
+    {"toolset": "target", "state_format": "tools_only"},
+]
+
+
+def digest(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _scored(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "verdict": record["verdict"],
+        "reward": record["reward"],
+        "reward_components": record["reward_components"],
+    }
+
+
+def compute(resamples: int = 10_000, work: Path | None = None) -> dict[str, Any]:
+    from tooltrap.agents import make_agent
+    from tooltrap.envs.sabench import packaged_tasks
+    from tooltrap.envs.sabench.selfcheck import play
+    from tooltrap.evaluate import evaluate
+    from tooltrap.wrappers.eval.report import build_report, load_runs, to_csv, to_json, to_markdown
+    from tooltrap.wrappers.eval.sabench import episode_arrays, summarize
+
+    out: dict[str, Any] = {}
+    out["corpus_files"] = {p.name: digest(p.read_text(encoding="utf-8")) for p in sorted(DATA.glob("*.json"))}
+    out["corpus_tasks"] = {t.id: digest(t.model_dump_json()) for t in packaged_tasks("all")}
+
+    prompts: dict[str, dict[str, str]] = {}
+    for options in PROMPTS:
+        env = gym.make("SABench-v0", **options)
+        key = json.dumps(options, sort_keys=True)
+        prompts[key] = {}
+        for task in env.unwrapped.tasks:
+            _, info = env.reset(seed=0, options={"task_id": task.id})
+            prompts[key][task.id] = digest({"messages": info["messages"], "tools": info["tools"]})
+        env.close()
+    out["prompts"] = prompts
+
+    env = gym.make("SABench-v0")
+    traps: dict[str, str] = {}
+    for task in env.unwrapped.tasks:
+        for trap in task.traps:
+            verdict, reward, info = play(env, task.id, trap.calls)
+            traps[f"{task.id}/{trap.name}"] = digest(
+                {"verdict": info["verdict"], "reward": reward, "reward_components": info["reward_components"]}
+            )
+    out["traps"] = traps
+
+    work = work or Path(tempfile.mkdtemp(prefix="tooltrap-golden-"))
+    runs: dict[str, dict[str, str]] = {}
+    summaries: dict[str, str] = {}
+    dirs = []
+    for agent, mitigation in RUNS:
+        name = f"{agent}+{mitigation}"
+        folder = work / name
+        records = evaluate("SABench-v0", make_agent(agent), folder, mitigation=mitigation)
+        dirs.append(folder)
+        runs[name] = {r["task_id"]: digest(_scored(r)) for r in records}
+        arrays = episode_arrays(r["verdict"] for r in records)
+        summaries[name] = digest(
+            {k: iv.to_dict() for k, iv in summarize(arrays, n_resamples=resamples, seed=0).items()}
+        )
+    out["runs"] = runs
+    out["summaries"] = summaries
+    report = build_report(load_runs(dirs), n_resamples=resamples, seed=0)
+    out["report"] = {
+        "report.md": digest(to_markdown(report)),
+        "metrics.csv": digest(to_csv(report)),
+        "report.json": digest(json.dumps(to_json(report), indent=1) + "\n"),
+    }
+    return out
+
+
+def differences(expected: dict[str, Any], actual: dict[str, Any], limit: int = 20) -> list[str]:
+    """Human-readable differences between two digest trees (at most ``limit``)."""
+    found: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if len(found) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if key not in b:
+                    found.append(f"{path}/{key}: missing now")
+                elif key not in a:
+                    found.append(f"{path}/{key}: new")
+                else:
+                    walk(a[key], b[key], f"{path}/{key}")
+        elif a != b:
+            found.append(f"{path}: {a} -> {b}")
+
+    walk(expected, actual, "")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write", action="store_true", help="write tests/golden/sabench.json")
+    parser.add_argument("--resamples", type=int, default=10_000)
+    args = parser.parse_args()
+    actual = compute(args.resamples)
+    if args.write:
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(json.dumps(actual, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {GOLDEN}")
+        return 0
+    diffs = differences(json.loads(GOLDEN.read_text(encoding="utf-8")), actual)
+    for line in diffs:
+        print(line)
+    print("SABench golden: " + ("identical" if not diffs else f"{len(diffs)}+ differences"))
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
