@@ -49,6 +49,7 @@ class ChatAgent(Agent):
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+    answer: tuple[str, str] | None = None
     seed: int | None = None
 
     def clone(self) -> ChatAgent:
@@ -61,8 +62,12 @@ class ChatAgent(Agent):
     def reset(
         self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
     ) -> None:
+        from tooltrap.wrappers.formats import answer_tool
+
         self.messages = [dict(m) for m in info["messages"]]
         self.tools = list(info.get("tools", []))
+        #: where a plain-text final answer goes (the env's answer tool and its text argument)
+        self.answer = answer_tool(info)
         self.seed = seed
         self._fresh = True
 

@@ -110,7 +110,7 @@ class TransformersAgent(ChatAgent):
 
     def finish(self, output: str) -> str:
         self.last_raw = output
-        return parse_completion(output)
+        return parse_completion(output, answer=self.answer)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return self.finish(self.generate([self.prepare(observation, info)])[0])

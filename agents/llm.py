@@ -128,7 +128,7 @@ class OpenAIChatAgent(ChatAgent):
         self.conversation(info)  # clones share the HTTP client, the concurrency limit and the fallback switch
         message = self._complete()
         self.last_raw = message
-        return parse_completion(message)
+        return parse_completion(message, answer=self.answer)
 
     # -- HTTP ----------------------------------------------------------------------------------------
     def _payload(self) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Scripted baselines: gold, always-clarify, act-first and random."""
+"""Scripted baselines: gold, always-clarify, act-first and random. They work on any benchmark: tools
+are found by kind and terminal tools by how they end the episode (``info["terminal_tools"]``), never by
+name."""
 
 from __future__ import annotations
 
@@ -7,13 +9,36 @@ import random
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from tooltrap.envs.core import EnvUsageError
+from tooltrap.wrappers.formats import terminal_tool
+
 from .base import Agent
 
-RESPOND = json.dumps({"name": "respond", "arguments": {"message": "Done."}})
+#: what a declining baseline asks, and how a scripted episode ends
+QUESTION = "Could you confirm exactly which item you mean?"
+FINAL_ANSWER = "Done."
 
 
 def _action(call: Any) -> str:
     return call.to_action() if hasattr(call, "to_action") else json.dumps(call)
+
+
+def terminal_call(info: dict[str, Any], dispositions: tuple[str, ...], text: str) -> dict[str, Any] | None:
+    """A call of the first terminal tool ending the episode with one of ``dispositions`` (in order),
+    every required string argument set to ``text``; None when the env has no such tool."""
+    found = terminal_tool(info, *dispositions)
+    if found is None:
+        return None
+    name, strings = found
+    return {"name": name, "arguments": dict.fromkeys(strings, text)}
+
+
+def final_answer(info: dict[str, Any]) -> str:
+    """The action that ends a scripted episode: the env's answer tool with ``FINAL_ANSWER``."""
+    call = terminal_call(info, ("answer",), FINAL_ANSWER)
+    if call is None:
+        raise EnvUsageError("The env has no terminal tool that gives a final answer (ends_as='answer').")
+    return json.dumps(call)
 
 
 def _is_preview(observation: str) -> bool:
@@ -41,7 +66,7 @@ class _Scripted(Agent):
 
     def __init__(self) -> None:
         self._queue: Iterator[str] = iter(())
-        self._last = RESPOND
+        self._final = self._last = ""
 
     def script(self, task: Any) -> list[Any]:
         raise NotImplementedError
@@ -53,25 +78,29 @@ class _Scripted(Agent):
             raise ValueError(f"The {self.name} baseline is privileged: it needs the task.")
         calls = list(self.script(task))
         if info.get("policy", {}).get("confirm_before_write"):
-            calls = _confirm_first_write(calls, info.get("tool_kinds", {}))
+            calls = _confirm_first_write(calls, info)
         self._queue = iter([_action(c) for c in calls])
-        self._last = RESPOND
+        self._final = self._last = final_answer(info)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         if _is_preview(observation):
             return self._last
-        self._last = next(self._queue, RESPOND)
+        self._last = next(self._queue, self._final)
         return self._last
 
 
-def _confirm_first_write(calls: list[Any], kinds: dict[str, str]) -> list[Any]:
+def _confirm_first_write(calls: list[Any], info: dict[str, Any]) -> list[Any]:
     """Keep the reads; replace the first write by a request for confirmation (and stop there)."""
+    kinds: dict[str, str] = info.get("tool_kinds", {})
     out: list[Any] = []
     for call in calls:
         name = call.name if hasattr(call, "name") else call["name"]
         if kinds.get(name) in ("write", "commit"):
             question = f"Please confirm: I am about to call {_action(call)}. Shall I go ahead?"
-            out.append({"name": "clarify", "arguments": {"question": question}})
+            ask = terminal_call(info, ("clarify", "escalate"), question)
+            if ask is None:
+                raise EnvUsageError("A confirmation policy needs a terminal tool that asks the user.")
+            out.append(ask)
             break
         out.append(call)
         if kinds.get(name) == "terminal":
@@ -96,18 +125,32 @@ class ActFirstAgent(_Scripted):
     name = "act-first"
 
     def script(self, task: Any) -> list[Any]:
+        if not hasattr(task, "intent_calls"):
+            raise EnvUsageError(
+                f"The act-first baseline plays a task's intent; {type(task).__name__} has no intent_calls()."
+            )
         return task.intent_calls()
 
 
 class ClarifyAgent(Agent):
-    """Always asks a clarifying question first (the over-refusal extreme)."""
+    """Declines at once: asks a clarifying question (or, where the env has none, abstains or escalates).
+    The over-refusal extreme."""
 
     name = "clarify"
 
+    def __init__(self) -> None:
+        self._action = ""
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        call = terminal_call(info, ("clarify", "abstain", "escalate"), QUESTION)
+        if call is None:
+            raise EnvUsageError("The env has no terminal tool that declines (clarify, abstain or escalate).")
+        self._action = json.dumps(call)
+
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        return json.dumps(
-            {"name": "clarify", "arguments": {"question": "Could you confirm exactly which item you mean?"}}
-        )
+        return self._action
 
 
 class RandomAgent(Agent):
@@ -122,6 +165,7 @@ class RandomAgent(Agent):
         self.base_seed = seed
         self.rng = random.Random(seed)
         self.tools: list[dict[str, Any]] = []
+        self.terminals: set[str] = set()
         self.ids: list[str] = []
         self.addresses: list[str] = []
 
@@ -130,6 +174,7 @@ class RandomAgent(Agent):
     ) -> None:
         self.rng = random.Random(f"{self.base_seed}:{seed}:{getattr(task, 'id', '')}")
         self.tools = [t["function"] for t in info.get("tools", [])]
+        self.terminals = set(info.get("terminal_tools", {}))
         self.ids, self.addresses = [], []
         if task is not None:
             for collection in task.initial_state.collections.values():
@@ -154,8 +199,14 @@ class RandomAgent(Agent):
         if kind == "boolean":
             return rng.random() < 0.5
         if kind == "integer":
+            if "minimum" in schema or "maximum" in schema:  # declared bounds: stay (mostly) inside them
+                low = int(schema.get("minimum", schema.get("maximum", 10) - 9))
+                return rng.randint(low, int(schema.get("maximum", low + 9)))
             return rng.randint(1, 10)
         if kind == "number":
+            if "minimum" in schema or "maximum" in schema:
+                low = float(schema.get("minimum", schema.get("maximum", 10) - 10))
+                return round(rng.uniform(low, float(schema.get("maximum", low + 10))), 2)
             return round(rng.uniform(0, 10), 2)
         if kind == "array":
             return [
@@ -172,7 +223,7 @@ class RandomAgent(Agent):
         return rng.choice(("ok", "please handle this", "update", "thanks"))
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        terminals = [t for t in self.tools if t["name"] in ("respond", "clarify")]
+        terminals = [t for t in self.tools if t["name"] in self.terminals]
         others = [t for t in self.tools if t not in terminals]
         tool = self.rng.choice(terminals if (self.rng.random() < self.p_terminal or not others) else others)
         params = tool["parameters"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
-from tooltrap.wrappers.eval.report import build_report, load_runs, write_report
+from tooltrap.wrappers.eval.sabench_report import build_report, load_runs, write_report
 
 #: 11 runs, as in the paper's 11 models: the scripted baselines with and without each mitigation
 RUNS = [
@@ -68,7 +68,7 @@ def main() -> None:
     t_write = time.perf_counter() - t0
     t0 = time.perf_counter()
     try:
-        from tooltrap.wrappers.eval.report import plot_figures
+        from tooltrap.wrappers.eval.sabench_report import plot_figures
 
         plot_figures(report, work / "report")
         t_fig = time.perf_counter() - t0

@@ -68,8 +68,8 @@ def compute(resamples: int = 10_000, work: Path | None = None) -> dict[str, Any]
     from tooltrap.envs.sabench import packaged_tasks
     from tooltrap.envs.sabench.selfcheck import play
     from tooltrap.evaluate import evaluate
-    from tooltrap.wrappers.eval.report import build_report, load_runs, to_csv, to_json, to_markdown
     from tooltrap.wrappers.eval.sabench import episode_arrays, summarize
+    from tooltrap.wrappers.eval.sabench_report import build_report, load_runs, to_csv, to_json, to_markdown
 
     out: dict[str, Any] = {}
     out["corpus_files"] = {p.name: digest(p.read_text(encoding="utf-8")) for p in sorted(DATA.glob("*.json"))}
@@ -99,6 +99,8 @@ def compute(resamples: int = 10_000, work: Path | None = None) -> dict[str, Any]
     work = work or Path(tempfile.mkdtemp(prefix="tooltrap-golden-"))
     runs: dict[str, dict[str, str]] = {}
     summaries: dict[str, str] = {}
+    #: goal and CD in % [95% CI] per run: the README's mitigation table (tests/test_readme.py)
+    headline: dict[str, dict[str, list[float]]] = {}
     dirs = []
     for agent, mitigation in RUNS:
         name = f"{agent}+{mitigation}"
@@ -107,11 +109,19 @@ def compute(resamples: int = 10_000, work: Path | None = None) -> dict[str, Any]
         dirs.append(folder)
         runs[name] = {r["task_id"]: digest(_scored(r)) for r in records}
         arrays = episode_arrays(r["verdict"] for r in records)
-        summaries[name] = digest(
-            {k: iv.to_dict() for k, iv in summarize(arrays, n_resamples=resamples, seed=0).items()}
-        )
+        summary = summarize(arrays, n_resamples=resamples, seed=0)
+        summaries[name] = digest({k: iv.to_dict() for k, iv in summary.items()})
+        headline[name] = {
+            m: [
+                round(100 * summary[m].value, 1),
+                round(100 * summary[m].ci_low, 1),
+                round(100 * summary[m].ci_high, 1),
+            ]
+            for m in ("goal", "cd")
+        }
     out["runs"] = runs
     out["summaries"] = summaries
+    out["headline"] = headline
     report = build_report(load_runs(dirs), n_resamples=resamples, seed=0)
     out["report"] = {
         "report.md": digest(to_markdown(report)),

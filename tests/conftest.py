@@ -41,6 +41,38 @@ def mini_tasks(tmp_path_factory):
     return path
 
 
+#: one short-prompt template per SABench target system, for multi-environment training
+MINI_MIX = {
+    "SABench-Calendar-v0": ("cal-cascade-dependent-cancel-occurrence", MINI_TOOLS),
+    "SABench-Email-v0": (
+        "em-mis-targeting-external-client-request",
+        ["email_search", "email_reply", "respond", "clarify"],
+    ),
+    "SABench-Ticket-v0": (
+        "tk-cascade-independent-internal-note",
+        ["ticket_search", "ticket_comment", "respond", "clarify"],
+    ),
+}
+
+
+@pytest.fixture(scope="session")
+def mini_mix(tmp_path_factory):
+    """Three envs (SABench-Email, -Calendar, -Ticket), each on one template with a few tools."""
+    from tooltrap.envs.sabench import packaged_tasks
+    from tooltrap.training import EnvMix
+
+    folder = tmp_path_factory.mktemp("mix")
+    mix = []
+    for env_id, (template, tools) in MINI_MIX.items():
+        tasks = packaged_tasks("all").select(templates=[template])
+        path = folder / f"{template}.json"
+        path.write_text(
+            json.dumps({"tasks": [json.loads(t.model_dump_json()) | {"tools": tools} for t in tasks]})
+        )
+        mix.append(EnvMix(env_id, env_kwargs={**MINI_ENV_KWARGS, "tasks_file": str(path)}))
+    return mix
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
     pytest.importorskip("trl")

@@ -99,6 +99,9 @@ def test_cli_entry_point_and_unknown_agent(tmp_path):
         [sys.executable, "-m", "tooltrap", "list"], capture_output=True, text=True, check=True
     )
     assert "SABench-Calendar-v0" in out.stdout
+    for name in ("confirm-prompt", "confirm-gate", "preview", "preview-gate"):  # defenses, described
+        line = next(x for x in out.stdout.splitlines() if x.strip().startswith(name + " "))
+        assert len(line.split(name, 1)[1].strip()) > 20
     with pytest.raises(Exception, match="Did you mean 'gold'"):
         make_agent("gld")
 

@@ -10,7 +10,9 @@ import pytest
 from tooltrap.agents import make_agent
 from tooltrap.envs.core import UnknownNameError
 from tooltrap.evaluate import run_episode
-from tooltrap.wrappers.defenses import CONFIRMATION_POLICY, apply_mitigation
+from tooltrap.wrappers.defenses import apply_mitigation, confirmation_policy
+
+CONFIRMATION_POLICY = confirmation_policy("clarify")
 
 CASCADE = "cal-cascade-dependent-cancel-occurrence-01"
 

@@ -5,7 +5,13 @@ import json
 import gymnasium as gym
 import pytest
 
-from tooltrap.wrappers.formats import ToolCallFormat, parse_completion, render_hermes
+from tooltrap.wrappers.formats import (
+    ToolCallFormat,
+    answer_tool,
+    parse_completion,
+    render_hermes,
+    terminal_tool,
+)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +55,17 @@ from tooltrap.wrappers.formats import ToolCallFormat, parse_completion, render_h
     ],
 )
 def test_formats_parse_to_the_canonical_action(completion, expected):
-    assert json.loads(parse_completion(completion)) == expected
+    assert json.loads(parse_completion(completion, answer=("respond", "message"))) == expected
+
+
+def test_plain_text_goes_to_the_envs_answer_tool():
+    """The answer tool is found by how it ends the episode, never by name."""
+    _, info = gym.make("tests.toybench:ToyLibrary-v0").reset(seed=0)
+    assert answer_tool(info) == ("respond", "message")
+    assert terminal_tool(info, "abstain", "escalate") == ("decline", ["reason"])
+    _, info = gym.make("SABench-Calendar-v0").reset(seed=0)
+    assert terminal_tool(info, "clarify") == ("clarify", ["question"])
+    assert parse_completion("no call here") == "no call here"  # no answer tool given: kept
 
 
 def test_several_calls_become_a_list_and_hermes_round_trips():

@@ -72,7 +72,7 @@ def test_concurrent_http_evaluation_and_report_separates_system_outcomes(llm_ser
     ids = [r["task_id"] for r in read_episodes(tmp_path / "a" / "episodes.jsonl")]
     assert sorted(ids) == sorted(set(ids)) and len(records) == 5
     evaluate("SABench-v0", _agent(llm_server, "filtered"), tmp_path / "f", env_kwargs=kwargs, concurrency=2)
-    from tooltrap.wrappers.eval.report import build_report, load_runs
+    from tooltrap.wrappers.eval.sabench_report import build_report, load_runs
 
     report = build_report(load_runs([tmp_path / "a", tmp_path / "f"], ["model", "filtered"]), n_resamples=200)
     filtered = report.runs[1]

@@ -12,8 +12,8 @@ import pytest
 
 from tooltrap.cli import main
 from tooltrap.wrappers.eval.bootstrap import nan_percentiles, resample_counts
-from tooltrap.wrappers.eval.report import build_report, to_csv, to_json, to_markdown, write_report
 from tooltrap.wrappers.eval.sabench import analyze, episode_arrays
+from tooltrap.wrappers.eval.sabench_report import build_report, to_csv, to_json, to_markdown, write_report
 
 
 def _row(

@@ -167,6 +167,99 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     )  # the oracle's reward
 
 
+def test_mixed_datasets_weights_and_one_class_per_toolset(mini_mix):
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.training import EnvMix, environment_class, environment_factories, gold_rows, task_rows
+
+    rows = task_rows(mini_mix)
+    assert [r["environment"] for r in rows] == [r["env_id"] for r in rows]  # one toolset per env id
+    assert {r["env_id"] for r in rows} == {m.env_id for m in mini_mix}
+    weighted = task_rows(
+        [
+            EnvMix(m.env_id, weight=w, env_kwargs=m.env_kwargs)
+            for m, w in zip(mini_mix, (1, 2, 1), strict=True)
+        ],
+        n_rows=40,
+        seed=3,
+    )
+    counts = {m.env_id: sum(r["env_id"] == m.env_id for r in weighted) for m in mini_mix}
+    assert list(counts.values()) == [10, 20, 10]
+    assert weighted == task_rows(
+        [
+            EnvMix(m.env_id, weight=w, env_kwargs=m.env_kwargs)
+            for m, w in zip(mini_mix, (1, 2, 1), strict=True)
+        ],
+        n_rows=40,
+        seed=3,
+    )  # seeded
+    assert {r["environment"] for r in gold_rows(mini_mix)} == {m.env_id for m in mini_mix}
+    # SABench-v0 with the target toolset: every system has its own tools, so TRL needs one class each
+    with pytest.raises(EnvUsageError, match="3 different toolsets"):
+        environment_class("SABench-v0", env_kwargs={"toolset": "target", "state_format": "tools_only"})
+    factories = environment_factories(
+        "SABench-v0", env_kwargs={"toolset": "target", "state_format": "tools_only"}
+    )
+    assert sorted(factories) == ["SABench-v0#0", "SABench-v0#1", "SABench-v0#2"]
+    rows = task_rows("SABench-v0", env_kwargs={"toolset": "target", "state_format": "tools_only"})
+    for row in rows[::20]:
+        env = factories[row["environment"]]()
+        env.reset(**row)  # the row's class has the row's tools
+        assert {t["function"]["name"] for t in json.loads(row["tools"])} == set(type(env).toolset)
+
+
+def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    from tooltrap.training import component_rewards, environment_factories, task_rows
+
+    resets: dict[str, int] = {}
+
+    def tracked(name, cls):
+        class Tracked(cls):  # type: ignore[misc, valid-type]
+            def reset(self, **row):
+                resets[name] = resets.get(name, 0) + 1
+                return super().reset(**row)
+
+        Tracked.__name__ = cls.__name__
+        return Tracked
+
+    factories = {name: tracked(name, cls) for name, cls in environment_factories(mini_mix).items()}
+    assert len(factories) == 3
+    rows = task_rows(mini_mix)
+    first = {}
+    for r in rows:
+        first.setdefault(r["environment"], r)
+    dataset = Dataset.from_list(
+        [
+            {"prompt": r["prompt"], "task_id": r["task_id"], "environment": r["environment"]}
+            for r in first.values()
+        ]
+    )
+    loggers = component_rewards(factories)
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(warm_model),
+        processing_class=AutoTokenizer.from_pretrained(warm_model),
+        reward_funcs=loggers,
+        args=_grpo_config(
+            tmp_path / "grpo-mix",
+            max_steps=1,
+            per_device_train_batch_size=6,
+            reward_weights=[0.0] * len(loggers),
+        ),
+        train_dataset=dataset,
+        environment_factory=factories,
+    )
+    trainer.train()
+    assert set(resets) == set(factories) and all(n >= 2 for n in resets.values())  # two generations each
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    assert logs
+    for cls in factories.values():
+        assert f"rewards/{cls.__name__}/mean" in logs[0]
+    assert "rewards/goal/mean" in logs[0] and "rewards/collateral_external/mean" in logs[0]
+
+
 def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, mini_tasks, tmp_path):
     from tooltrap.cli import main as tooltrap_main
     from tooltrap.training.grpo import cli

@@ -21,3 +21,17 @@ def register_envs() -> None:
         if env_id in gym.registry:
             continue
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs), disable_env_checker=True)
+
+
+def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    """``gym.spec`` of an env id, also in the module-prefixed form ``"package.module:Env-v0"`` (the module
+    is imported first, as ``gym.make`` does), with the entry point's module imported too."""
+    import importlib
+
+    module, _, plain = env_id.rpartition(":")
+    if module:
+        importlib.import_module(module)
+    spec = gym.spec(plain or env_id)
+    if isinstance(spec.entry_point, str):
+        importlib.import_module(spec.entry_point.partition(":")[0])
+    return spec

@@ -11,19 +11,21 @@ from typing import Any
 SUMMARY = "summary.json"
 
 
-def _summary(records: list[dict[str, Any]], resamples: int, seed: int) -> dict[str, dict[str, float | int]]:
-    from tooltrap.wrappers.eval.sabench import episode_arrays, summarize
+def _summary(
+    benchmark: Any, records: list[dict[str, Any]], resamples: int, seed: int
+) -> dict[str, dict[str, float | int]]:
+    from tooltrap.wrappers.eval.report import report_for
 
-    arrays = episode_arrays(r["verdict"] for r in records)
-    return {name: iv.to_dict() for name, iv in summarize(arrays, n_resamples=resamples, seed=seed).items()}
+    summary = report_for(benchmark).summarize(records, n_resamples=resamples, seed=seed)
+    return {name: iv.to_dict() for name, iv in summary.items()}
 
 
-def _print_table(title: str, summary: dict[str, dict[str, float | int]]) -> None:
+def _print_table(title: str, summary: dict[str, dict[str, float | int]], cluster: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title)
-    for col in ("metric", "value", "95% CI (template bootstrap)", "n"):
+    for col in ("metric", "value", f"95% CI ({cluster} bootstrap)", "n"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for name, s in summary.items():
         value = s["value"]
@@ -36,10 +38,41 @@ def _print_table(title: str, summary: dict[str, dict[str, float | int]]) -> None
     Console().print(table)
 
 
+def parse_variant_grid(pairs: list[str] | None, grid_file: str | None) -> list[dict[str, Any]] | None:
+    """Grid points from ``--variant KEY=VALUE`` (repeating a key adds a value to its axis; the grid is
+    the product of the axes) and ``--variants FILE`` (JSON: a list of points, or an object mapping each
+    key to its list of values). None when neither is given."""
+    import itertools
+
+    points: list[dict[str, Any]] = []
+    if grid_file:
+        try:
+            raw = json.loads(Path(grid_file).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"error: --variants {grid_file}: {exc}") from None
+        if isinstance(raw, dict):
+            keys = list(raw)
+            axes = [v if isinstance(v, list) else [v] for v in raw.values()]
+            points += [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
+        elif isinstance(raw, list) and all(isinstance(p, dict) for p in raw):
+            points += raw
+        else:
+            raise SystemExit(
+                f"error: --variants {grid_file}: expected a list of objects or an object of lists"
+            )
+    if pairs:
+        axes: dict[str, list[Any]] = {}
+        for key, value in parse_env_args(pairs, flag="--variant", repeat=True).items():
+            axes[key] = value
+        points += [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    return points or None
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     import tooltrap  # noqa: F401  (registers env ids)
     from tooltrap.agents import make_agent
     from tooltrap.evaluate import evaluate
+    from tooltrap.wrappers.eval.report import report_for
 
     agent_kwargs: dict[str, Any] = {"seed": args.seed} if args.agent == "random" else {}
     if args.agent.startswith("openai:") and args.base_url:
@@ -52,47 +85,73 @@ def cmd_eval(args: argparse.Namespace) -> int:
         args.out,
         seed=args.seed,
         tasks=args.tasks,
+        variants=parse_variant_grid(args.variant, args.variants),
         env_kwargs=env_kwargs,
         mitigation=args.mitigation,
         concurrency=args.concurrency,
         progress=not args.quiet,
     )
-    summary = _summary(records, args.resamples, args.seed)
+    benchmark = records[0]["benchmark"]
+    summary = _summary(benchmark, records, args.resamples, args.seed)
     (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    mean_reward = sum(r["reward"] for r in records) / len(records)
+    model_level = [r for r in records if not r.get("system_outcome")]
+    mean_reward = sum(r["reward"] for r in model_level) / len(model_level) if model_level else float("nan")
+    n_system = len(records) - len(model_level)
     _print_table(
-        f"{args.agent} on {args.env_id}: {len(records)} episodes, mean reward {mean_reward:.3f}", summary
+        f"{args.agent} on {args.env_id}: {len(records)} episodes"
+        + (f" ({n_system} system-level outcomes, excluded)" if n_system else "")
+        + f", mean reward {mean_reward:.3f}",
+        summary,
+        report_for(benchmark).cluster_label,
     )
     return 0
 
 
-def parse_env_args(pairs: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs to env kwargs; values are JSON when they parse (numbers, booleans, lists)."""
+def parse_env_args(
+    pairs: list[str] | None, *, flag: str = "--env-arg", repeat: bool = False
+) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs to a dict; values are JSON when they parse (numbers, booleans, lists), else
+    strings. With ``repeat``, every key maps to the list of its values in order."""
     out: dict[str, Any] = {}
     for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"error: --env-arg takes KEY=VALUE, got {pair!r}")
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"error: {flag} takes KEY=VALUE, got {pair!r}")
         try:
-            out[key] = json.loads(value)
+            value = json.loads(text)
         except json.JSONDecodeError:
+            value = text
+        if repeat:
+            out.setdefault(key, []).append(value)
+        else:
             out[key] = value
     return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tooltrap.wrappers.eval.report import build_report, load_runs, print_terminal, write_report
+    from tooltrap.wrappers.eval.report import load_records, report_for, run_benchmark
 
     names = args.names.split(",") if args.names else None
     if names and len(names) != len(args.dirs):
         print(f"error: --names has {len(names)} names for {len(args.dirs)} runs", file=sys.stderr)
         return 2
     try:
-        runs = load_runs(args.dirs, names)
+        runs = load_records(args.dirs, names)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report = build_report(runs, n_resamples=args.resamples, seed=args.seed)
+    found = {run_benchmark(d, records) for d, records in zip(args.dirs, runs.values(), strict=True)}
+    if len({name for name, _ in found}) > 1:
+        print(
+            "error: the runs belong to different benchmarks ("
+            + ", ".join(sorted({name for name, _ in found}))
+            + "); report each benchmark separately",
+            file=sys.stderr,
+        )
+        return 2
+    name, env_id = next(iter(found))
+    benchmark_report = report_for(name, env_id)
+    report = benchmark_report.build(runs, n_resamples=args.resamples, seed=args.seed)
     figures = not args.no_figures
     if figures:
         try:
@@ -103,8 +162,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             figures = False
-    written = write_report(report, args.out, figures=figures)
-    print_terminal(report)
+    written = benchmark_report.write(report, args.out, figures=figures)
+    benchmark_report.print_terminal(report)
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
@@ -112,9 +171,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     import tooltrap
     from tooltrap.agents import AGENTS
+    from tooltrap.wrappers.defenses import DEFENSES
 
     print("env ids:", ", ".join(tooltrap.ENV_IDS))
     print("agents: ", ", ".join(AGENTS))
+    print("defenses (--defense NAME):")
+    width = max(len(n) for n in DEFENSES)
+    for name, entry in DEFENSES.items():
+        print(f"  {name:{width}s}  {entry.description}")
     return 0
 
 
@@ -137,9 +201,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     ev.add_argument(
+        "--defense",
         "--mitigation",
+        dest="mitigation",
         default="none",
-        help="none, confirm-prompt, confirm-gate, preview or preview-gate (see tooltrap.wrappers.defenses)",
+        help="a registered defense (tooltrap list shows them), or none",
+    )
+    ev.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="variant grid axis value, e.g. world=safe (repeatable; the grid is the product of the axes)",
+    )
+    ev.add_argument(
+        "--variants", default=None, metavar="FILE", help="grid file (JSON list of points, or key -> values)"
     )
     ev.add_argument(
         "--concurrency", type=int, default=1, help="episodes in flight (batched for hf:, threads for openai:)"
@@ -166,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     rp.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     rp.set_defaults(func=cmd_report)
-    ls = sub.add_parser("list", help="list env ids and agents")
+    ls = sub.add_parser("list", help="list env ids, agents and defenses")
     ls.set_defaults(func=cmd_list)
     return parser
 

@@ -5,6 +5,11 @@ the episodes already recorded, so an interrupted evaluation resumes where it sto
 ``concurrency > 1`` several episodes run at once: batched generation for local models (one forward
 pass serves every active episode), a thread pool of in-flight requests for HTTP agents.
 
+Each episode is one (task, variant) point of a grid: ``variants`` lists the variant values to play
+every selected task with (default: the env's default variant only). A record carries its ``variant``
+(the grid point as asked; the resolved variant is in its trace) and a rerun skips the (task id,
+variant) pairs already recorded.
+
 A provider error or content-filter refusal ends the episode as a *system-level* outcome
 (``system_outcome`` in the record); the report counts those apart from model behaviour.
 """
@@ -16,7 +21,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -24,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 
 from tooltrap.agents import Agent
-from tooltrap.envs.core import EnvUsageError, TooltrapError
+from tooltrap.envs.core import EnvUsageError, TooltrapError, abort_episode, variant_key
 
 EPISODES = "episodes.jsonl"
 RUN = "run.json"
@@ -64,8 +69,17 @@ def _raw(agent: Agent) -> str | None:
     return json.dumps(raw, ensure_ascii=False)
 
 
+#: one point of an evaluation grid: variant key -> value
+Point = dict[str, Any]
+
+
+def record_key(record: dict[str, Any]) -> tuple[str, str]:
+    """The resume key of an episode record: (task id, canonical JSON of its grid point)."""
+    return record["task_id"], variant_key(record.get("variant") or {})
+
+
 def _record(
-    env: gym.Env, total: float, final: dict[str, Any], seed: int, system_outcome: str | None
+    env: gym.Env, total: float, final: dict[str, Any], seed: int, system_outcome: str | None, point: Point
 ) -> dict[str, Any]:
     base = env.unwrapped
     task = base.task  # type: ignore[attr-defined]
@@ -74,6 +88,8 @@ def _record(
         "template_id": task.template_id,
         "domain": task.domain,
         **task.label_dict(),
+        "benchmark": base.benchmark.name,  # type: ignore[attr-defined]
+        "variant": dict(point),
         "seed": seed,
         "reward": total,
         "reward_components": final["reward_components"],
@@ -86,9 +102,9 @@ def _record(
 class Episode:
     """One episode in progress: the env, the agent slot, the running reward."""
 
-    def __init__(self, env: gym.Env, agent: Agent, task_id: str, seed: int):
-        self.env, self.agent, self.seed = env, agent, seed
-        self.observation, self.info = env.reset(seed=seed, options={"task_id": task_id})
+    def __init__(self, env: gym.Env, agent: Agent, task_id: str, seed: int, point: Point | None = None):
+        self.env, self.agent, self.seed, self.point = env, agent, seed, dict(point or {})
+        self.observation, self.info = env.reset(seed=seed, options={**self.point, "task_id": task_id})
         task = env.unwrapped.task  # type: ignore[attr-defined]
         agent.reset(self.observation, self.info, task=task if agent.privileged else None, seed=seed)
         self.total = 0.0
@@ -102,22 +118,25 @@ class Episode:
             self.env.unwrapped.trace.steps[-1].raw = raw  # type: ignore[attr-defined]
         self.total += float(reward)
         if terminated or truncated:
-            self.record = _record(self.env, self.total, self.info, self.seed, None)
+            self.record = _record(self.env, self.total, self.info, self.seed, None, self.point)
             return True
         return False
 
     def fail(self, kind: str) -> None:
         """End the episode as a system-level outcome (provider error, content filter)."""
-        final = self.env.unwrapped.abort(f"system:{kind}")  # type: ignore[attr-defined]
+        final = abort_episode(self.env, f"system:{kind}")
         self.total += final["reward"]
-        self.record = _record(self.env, self.total, final, self.seed, kind)
+        self.record = _record(self.env, self.total, final, self.seed, kind, self.point)
 
 
-def run_episode(env: gym.Env, agent: Agent, task_id: str, seed: int) -> dict[str, Any]:
-    """Play one episode; return its JSON-ready record (verdict, reward and components, trace)."""
+def run_episode(
+    env: gym.Env, agent: Agent, task_id: str, seed: int, point: Point | None = None
+) -> dict[str, Any]:
+    """Play one episode of ``task_id`` (as grid point ``point``); return its JSON-ready record
+    (verdict, reward and components, trace)."""
     from tooltrap.agents.llm import ProviderError
 
-    episode = Episode(env, agent, task_id, seed)
+    episode = Episode(env, agent, task_id, seed, point)
     while True:
         try:
             action = agent.act(episode.observation, episode.info)
@@ -182,24 +201,27 @@ class _Sink:
         self.fh.close()
 
 
+Job = tuple[str, Point]
+
+
 def _sequential(
-    make_env: Callable[[], gym.Env], agent: Agent, todo: list[str], seed: int, sink: _Sink
+    make_env: Callable[[], gym.Env], agent: Agent, todo: list[Job], seed: int, sink: _Sink
 ) -> None:
     env = make_env()
     try:
-        for task_id in todo:
-            sink(run_episode(env, agent, task_id, seed))
+        for task_id, point in todo:
+            sink(run_episode(env, agent, task_id, seed, point))
     finally:
         env.close()
 
 
 def _threaded(
-    make_env: Callable[[], gym.Env], agent: Agent, todo: list[str], seed: int, sink: _Sink, workers: int
+    make_env: Callable[[], gym.Env], agent: Agent, todo: list[Job], seed: int, sink: _Sink, workers: int
 ) -> None:
     """In-flight requests: each worker thread owns an env and an agent clone."""
-    jobs: queue.Queue[str] = queue.Queue()
-    for task_id in todo:
-        jobs.put(task_id)
+    jobs: queue.Queue[Job] = queue.Queue()
+    for job in todo:
+        jobs.put(job)
     stop = threading.Event()  # one worker failing stops the others after their current episode
 
     def work() -> None:
@@ -207,10 +229,10 @@ def _threaded(
         try:
             while not stop.is_set():
                 try:
-                    task_id = jobs.get_nowait()
+                    task_id, point = jobs.get_nowait()
                 except queue.Empty:
                     return
-                sink(run_episode(env, mine, task_id, seed))
+                sink(run_episode(env, mine, task_id, seed, point))
         except BaseException:
             stop.set()
             raise
@@ -223,7 +245,7 @@ def _threaded(
 
 
 def _batched(
-    make_env: Callable[[], gym.Env], agent: Agent, todo: list[str], seed: int, sink: _Sink, slots: int
+    make_env: Callable[[], gym.Env], agent: Agent, todo: list[Job], seed: int, sink: _Sink, slots: int
 ) -> None:
     """Lock-step batching for local models: every active episode's next turn in one generate call."""
     from tooltrap.agents.llm import ProviderError
@@ -234,7 +256,8 @@ def _batched(
     try:
         for env in envs:
             if pending:
-                active.append(Episode(env, agent.clone(), pending.pop(), seed))
+                task_id, point = pending.pop()
+                active.append(Episode(env, agent.clone(), task_id, seed, point))
         while active:
             requests = [e.agent.prepare(e.observation, e.info) for e in active]  # type: ignore[attr-defined]
             try:
@@ -252,11 +275,34 @@ def _batched(
                 assert e.record is not None
                 sink(e.record)
                 if pending:
-                    still.append(Episode(e.env, agent.clone(), pending.pop(), seed))
+                    task_id, point = pending.pop()
+                    still.append(Episode(e.env, agent.clone(), task_id, seed, point))
             active = still
     finally:
         for env in envs:
             env.close()
+
+
+def check_points(env: gym.Env, points: Sequence[Point]) -> list[Point]:
+    """Validate grid points against the env's variant model (typed errors name the key); returns them
+    as plain dicts, duplicates dropped."""
+    from tooltrap.envs.core import parse_variant
+
+    base = env.unwrapped
+    model = base.benchmark.variant_model  # type: ignore[attr-defined]
+    out: list[Point] = []
+    seen: set[str] = set()
+    for point in points:
+        if point and not model.model_fields:
+            raise EnvUsageError(
+                f"{base.benchmark.name} has no episode variants: --variant {sorted(point)} does not apply."  # type: ignore[attr-defined]
+            )
+        parse_variant(model, point, base=base.default_variant)  # type: ignore[attr-defined]
+        key = variant_key(point)
+        if key not in seen:
+            seen.add(key)
+            out.append(dict(point))
+    return out
 
 
 def evaluate(
@@ -266,14 +312,29 @@ def evaluate(
     *,
     seed: int = 0,
     tasks: str | None = None,
+    variants: Sequence[Point] | None = None,
     env_kwargs: dict[str, Any] | None = None,
     mitigation: str | None = None,
     concurrency: int = 1,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     progress: bool = False,
 ) -> list[dict[str, Any]]:
-    """Evaluate ``agent`` on ``env_id``; append to ``out_dir/episodes.jsonl``; return all records."""
-    from tooltrap.wrappers.defenses import apply_mitigation
+    """Evaluate ``agent`` on ``env_id`` over the selected tasks x ``variants`` (grid points; default:
+    the default variant); append to ``out_dir/episodes.jsonl``; return the records of this grid.
+
+    Everything is validated (env id and kwargs, defense, task selection, grid points) before anything
+    is written to ``out_dir``.
+    """
+    from tooltrap.wrappers.defenses import apply_defense
+
+    def make_env() -> gym.Env:
+        return apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
+
+    probe = make_env()
+    wanted = select_task_ids(probe.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
+    points = check_points(probe, variants or [{}])
+    benchmark = probe.unwrapped.benchmark.name  # type: ignore[attr-defined]
+    probe.close()
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -293,19 +354,16 @@ def evaluate(
                 f"{previous.get('seed')}); use another --out to evaluate {identity['agent']} on {env_id}."
             )
     else:
-        run_file.write_text(json.dumps(identity, indent=1) + "\n", encoding="utf-8")
+        run_file.write_text(
+            json.dumps({**identity, "benchmark": benchmark}, indent=1) + "\n", encoding="utf-8"
+        )
 
-    def make_env() -> gym.Env:
-        return apply_mitigation(gym.make(env_id, **(env_kwargs or {})), mitigation)
-
-    probe = gym.make(env_id, **(env_kwargs or {}))
-    wanted = select_task_ids(probe.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
-    probe.close()
     path = out / EPISODES
     _repair(path)
     records = read_episodes(path)
-    done = {r["task_id"] for r in records}
-    todo = [t for t in wanted if t not in done]
+    done = {record_key(r) for r in records}
+    grid = [(task_id, point) for task_id in wanted for point in points]
+    todo = [(t, p) for t, p in grid if (t, variant_key(p)) not in done]
     bar = None
     if progress and todo:
         from rich.progress import Progress
@@ -316,8 +374,8 @@ def evaluate(
             progress_bar,
             progress_bar.add_task(
                 f"{agent.describe()['name']} on {env_id}",
-                total=len(wanted),
-                completed=len(wanted) - len(todo),
+                total=len(grid),
+                completed=len(grid) - len(todo),
             ),
         )
     sink = _Sink(path, records, on_episode, bar)
@@ -332,5 +390,5 @@ def evaluate(
         sink.close()
         if bar is not None:
             bar[0].stop()
-    keep = set(wanted)
-    return [r for r in records if r["task_id"] in keep]
+    keep = {(t, variant_key(p)) for t, p in grid}
+    return [r for r in records if record_key(r) in keep]

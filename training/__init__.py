@@ -5,12 +5,22 @@ Importing this package does not import torch; the submodules import what they ne
 """
 
 from .data import gold_rows, sft_dataset, task_dataset, task_rows
-from .environment import ToolEnvironment, component_rewards, environment_class
+from .environment import (
+    EnvMix,
+    ToolEnvironment,
+    component_rewards,
+    environment_class,
+    environment_factories,
+    reward_components,
+)
 
 __all__ = [
+    "EnvMix",
     "ToolEnvironment",
     "component_rewards",
     "environment_class",
+    "environment_factories",
+    "reward_components",
     "gold_rows",
     "sft_dataset",
     "task_dataset",

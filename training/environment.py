@@ -1,6 +1,6 @@
 """TRL ``environment_factory`` adapter: any tooltrap env id becomes a class whose public methods are the
 env's tools (real signatures and Google docstrings, so TRL renders the same schemas), ``reset(**row)``
-selects the row's task and ``get_reward()`` returns the oracle's reward.
+selects the row's task (and variant) and ``get_reward()`` returns the oracle's reward.
 
     from trl import GRPOTrainer
     from tooltrap.training import environment_class, task_dataset
@@ -9,10 +9,21 @@ selects the row's task and ``get_reward()`` returns the oracle's reward.
     trainer = GRPOTrainer(model=..., args=..., train_dataset=task_dataset("SABench-Calendar-v0"),
                           environment_factory=Env, reward_funcs=component_rewards(Env))
 
+TRL turns a class's public methods into tools, so one class serves one toolset. When the tasks of a run
+use several toolsets (several env ids, or families with different tools), :func:`environment_factories`
+builds one class per distinct toolset and TRL (>= 1.16) picks the class of each dataset row from its
+``environment`` column, which :func:`~tooltrap.training.data.task_rows` fills::
+
+    mix = [EnvMix("SABench-Email-v0"), EnvMix("SABench-Calendar-v0", weight=2)]
+    factories = environment_factories(mix)
+    trainer = GRPOTrainer(..., train_dataset=task_dataset(mix), environment_factory=factories,
+                          reward_funcs=component_rewards(factories))
+
 Every tool call the model makes is executed against the gymnasium env (bad calls become the env's
 typed error observations); a rollout that never calls a terminal tool is judged as it stands when the
 reward is read. ``component_rewards`` gives zero-weight reward functions that log each reward component
-(goal, collateral, ...) under ``rewards/<component>/mean``.
+(goal, collateral, ...) under ``rewards/<component>/mean``; the component names come from the envs'
+reward configs (the shared vocabulary, ``tooltrap.envs.core.REWARD_COMPONENTS``).
 """
 
 from __future__ import annotations
@@ -20,14 +31,46 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
 import tooltrap  # noqa: F401  (registers the env ids)
-from tooltrap.envs.core import ToolSpec
-from tooltrap.wrappers.defenses import apply_mitigation
+from tooltrap.envs.core import EnvUsageError, ToolSpec, abort_episode
+from tooltrap.wrappers.defenses import apply_defense
+
+
+@dataclass(frozen=True)
+class EnvMix:
+    """One env id of a training mix: its kwargs, its share of the rows, and the name its rows and
+    environment classes go by (default: the env id; give two entries of one env id distinct names)."""
+
+    env_id: str
+    weight: float = 1.0
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name or self.env_id
+
+
+Mix = str | EnvMix | Sequence[str | EnvMix]
+
+
+def as_mix(envs: Mix, env_kwargs: dict[str, Any] | None = None) -> list[EnvMix]:
+    """Normalize env ids / :class:`EnvMix` entries (``env_kwargs`` applies to plain ids)."""
+    items = [envs] if isinstance(envs, str | EnvMix) else list(envs)
+    out = [e if isinstance(e, EnvMix) else EnvMix(e, env_kwargs=dict(env_kwargs or {})) for e in items]
+    keys = [e.key for e in out]
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise EnvUsageError(f"The mix names {duplicates} more than once; give each entry a distinct name.")
+    if any(e.weight <= 0 for e in out):
+        raise EnvUsageError("Mix weights must be positive.")
+    return out
 
 
 def _docstring(spec: ToolSpec) -> str:
@@ -69,15 +112,29 @@ class ToolEnvironment:
     env_id: str = ""
     env_kwargs: dict[str, Any] = {}
     mitigation: str | None = None
+    #: the tool names this class exposes (its toolset's key)
+    toolset: tuple[str, ...] = ()
+    #: the reward components of the env's benchmark
+    components: tuple[str, ...] = ()
 
     def __init__(self) -> None:
-        self.env = apply_mitigation(gym.make(self.env_id, **self.env_kwargs), self.mitigation)
+        self.env = apply_defense(gym.make(self.env_id, **self.env_kwargs), self.mitigation)
         self._final: dict[str, Any] | None = None
         self.calls = 0
 
     def reset(self, **row: Any) -> str | None:
-        """Start the row's task (``task_id``); the prompt already holds the instructions."""
-        self.env.reset(seed=row.get("seed"), options={"task_id": row["task_id"]})
+        """Start the row's task (``task_id``) as the row's variant (``variant``: JSON object, optional);
+        the prompt already holds the instructions."""
+        variant = row.get("variant") or {}
+        if isinstance(variant, str):
+            variant = json.loads(variant) if variant else {}
+        self.env.reset(seed=row.get("seed"), options={**variant, "task_id": row["task_id"]})
+        base = self.env.unwrapped
+        if self.toolset and base.executor.toolset.key() != self.toolset:
+            raise EnvUsageError(
+                f"Task {row['task_id']} uses other tools than {type(self).__name__}: give the dataset an "
+                "'environment' column (task_rows fills it) and pass environment_factories(...) to TRL."
+            )
         self._final = None
         self.calls = 0
         return None
@@ -107,7 +164,7 @@ class ToolEnvironment:
         if self._final is None:
             base = self.env.unwrapped
             self._final = (
-                base.abort("no_terminal_call")
+                abort_episode(self.env, "no_terminal_call")
                 if not base.done
                 else {"reward": 0.0, "reward_components": {}, "verdict": {}}
             )
@@ -122,6 +179,69 @@ class ToolEnvironment:
         return dict(self._finalize()["reward_components"])
 
 
+def _class_name(key: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]", "", key.title()) + "Env"
+
+
+def reward_components(env: gym.Env) -> tuple[str, ...]:
+    """The reward component names of ``env``'s benchmark (from its reward config)."""
+    return tuple(env.unwrapped.reward_config.components)  # type: ignore[attr-defined]
+
+
+def _toolsets(env: gym.Env) -> dict[tuple[str, ...], Any]:
+    """The distinct toolsets of an env's tasks, in order of first appearance."""
+    base = env.unwrapped
+    found: dict[tuple[str, ...], Any] = {}
+    for task in base.tasks:  # type: ignore[attr-defined]
+        toolset = base.benchmark.toolset(task)  # type: ignore[attr-defined]
+        found.setdefault(toolset.key(), toolset)
+    return found
+
+
+def environment_key(entry: EnvMix, toolsets: Sequence[tuple[str, ...]], toolset: tuple[str, ...]) -> str:
+    """The ``environment`` column value of a row: the mix entry's key, plus ``#k`` when its tasks use
+    several toolsets (k: the toolset's order of first appearance)."""
+    return entry.key if len(toolsets) == 1 else f"{entry.key}#{list(toolsets).index(toolset)}"
+
+
+def _make_class(
+    key: str,
+    entry: EnvMix,
+    toolset: Any,
+    components: tuple[str, ...],
+    mitigation: str | None,
+    name: str | None,
+) -> type[ToolEnvironment]:
+    namespace: dict[str, Any] = {
+        "env_id": entry.env_id,
+        "env_kwargs": dict(entry.env_kwargs),
+        "mitigation": mitigation,
+        "toolset": toolset.key(),
+        "components": components,
+        "__doc__": f"TRL environment over {entry.env_id} ({', '.join(toolset.key())}).",
+    }
+    for spec in toolset.specs.values():
+        namespace[spec.name] = _tool_method(spec)
+    return type(name or _class_name(key), (ToolEnvironment,), namespace)
+
+
+def environment_factories(
+    envs: Mix, *, env_kwargs: dict[str, Any] | None = None, mitigation: str | None = None
+) -> dict[str, type[ToolEnvironment]]:
+    """One ``environment_factory`` class per distinct toolset of each env of the mix, keyed by the
+    ``environment`` column value rows of that toolset carry (:func:`environment_key`)."""
+    out: dict[str, type[ToolEnvironment]] = {}
+    for entry in as_mix(envs, env_kwargs):
+        probe = gym.make(entry.env_id, **entry.env_kwargs)
+        toolsets = _toolsets(probe)
+        components = reward_components(probe)
+        probe.close()
+        for key, toolset in toolsets.items():
+            name = environment_key(entry, list(toolsets), key)
+            out[name] = _make_class(name, entry, toolset, components, mitigation, None)
+    return out
+
+
 def environment_class(
     env_id: str,
     *,
@@ -129,44 +249,54 @@ def environment_class(
     mitigation: str | None = None,
     name: str | None = None,
 ) -> type[ToolEnvironment]:
-    """A TRL ``environment_factory`` class for ``env_id`` (one method per tool)."""
-    probe = gym.make(env_id, **(env_kwargs or {}))
-    base = probe.unwrapped
-    toolset = base.benchmark.toolset(base.tasks[0])
+    """A TRL ``environment_factory`` class for ``env_id`` (one method per tool). Its tasks must share
+    one toolset; otherwise use :func:`environment_factories`."""
+    entry = EnvMix(env_id, env_kwargs=dict(env_kwargs or {}))
+    probe = gym.make(env_id, **entry.env_kwargs)
+    toolsets = _toolsets(probe)
+    components = reward_components(probe)
     probe.close()
-    namespace: dict[str, Any] = {
-        "env_id": env_id,
-        "env_kwargs": dict(env_kwargs or {}),
-        "mitigation": mitigation,
-        "__doc__": f"TRL environment over {env_id}.",
-    }
-    for spec in toolset.specs.values():
-        namespace[spec.name] = _tool_method(spec)
-    class_name = name or re.sub(r"[^0-9A-Za-z]", "", env_id.title()) + "Env"
-    return type(class_name, (ToolEnvironment,), namespace)
+    if len(toolsets) > 1:
+        raise EnvUsageError(
+            f"The tasks of {env_id} use {len(toolsets)} different toolsets; TRL needs one class per "
+            "toolset: use environment_factories(...) and rows with an 'environment' column (task_rows)."
+        )
+    (toolset,) = toolsets.values()
+    return _make_class(env_id, entry, toolset, components, mitigation, name)
+
+
+def _components_of(source: Any) -> tuple[str, ...]:
+    if isinstance(source, Mapping):
+        classes: Iterable[Any] = source.values()
+    elif isinstance(source, type):
+        classes = [source]
+    else:
+        classes = source
+    names: list[str] = []
+    for cls in classes:
+        names += [c for c in cls.components if c not in names]
+    return tuple(names)
 
 
 def component_rewards(
-    env_class: type[ToolEnvironment] | None = None,
-    components: tuple[str, ...] = (
-        "goal",
-        "collateral_internal",
-        "collateral_external",
-        "ambiguity_violation",
-        "unnecessary_clarification",
-        "invalid_calls",
-    ),
-) -> list[Callable[..., list[float]]]:
-    """Reward functions that only *log* the reward components (give them weight 0 in ``reward_weights``)."""
+    envs: type[ToolEnvironment] | Mapping[str, type[ToolEnvironment]] | Iterable[type[ToolEnvironment]],
+    components: tuple[str, ...] | None = None,
+) -> list[Callable[..., list[float | None]]]:
+    """Reward functions that only *log* the reward components (give them weight 0 in
+    ``reward_weights``). The components are those the classes' benchmarks declare (their union for a
+    mix); a rollout whose benchmark lacks a component logs None (TRL skips it in the mean)."""
     funcs = []
-    for component in components:
+    for component in components or _components_of(envs):
 
         def reward(
             environments: list[ToolEnvironment] | None = None, _component: str = component, **kwargs: Any
         ) -> list[float | None]:
             if not environments:
                 return [None] * len(kwargs.get("prompts", []))
-            return [float(e.reward_components.get(_component, 0.0)) for e in environments]
+            return [
+                float(e.reward_components.get(_component, 0.0)) if _component in e.components else None
+                for e in environments
+            ]
 
         reward.__name__ = component
         funcs.append(reward)

@@ -38,7 +38,7 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
 
     from .data import task_rows
 
-    env_kwargs = args.env_kwargs()
+    env_kwargs = args.env_kwargs(args.env_id)
     rows = task_rows(args.env_id, tasks=args.tasks, env_kwargs=env_kwargs, repeat=args.repeat)
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.model_name_or_path, revision=model_args.model_revision
@@ -64,7 +64,7 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
     elif args.rollout == "rollout_func":
         from .rollout import component_loggers, env_reward, make_rollout_func
 
-        loggers = component_loggers()
+        loggers = component_loggers(args.env_id, env_kwargs)
         if training_args.reward_weights is None:
             training_args.reward_weights = [1.0] + [0.0] * len(loggers)
         dataset = Dataset.from_list([{"prompt": r["prompt"]} for r in rows])

@@ -14,19 +14,12 @@ from typing import Any
 import gymnasium as gym
 
 import tooltrap  # noqa: F401  (registers the env ids)
-from tooltrap.wrappers.defenses import apply_mitigation
-from tooltrap.wrappers.formats import parse_completion
+from tooltrap.envs.core import abort_episode
+from tooltrap.wrappers.defenses import apply_defense
+from tooltrap.wrappers.formats import answer_tool, parse_completion
 
 from .data import task_rows
-
-COMPONENTS = (
-    "goal",
-    "collateral_internal",
-    "collateral_external",
-    "ambiguity_violation",
-    "unnecessary_clarification",
-    "invalid_calls",
-)
+from .environment import reward_components
 
 
 def _key(messages: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -40,9 +33,13 @@ def make_rollout_func(
     mitigation: str | None = None,
     max_turns: int = 16,
 ):
-    """Build ``rollout_func(prompts, trainer)`` for ``GRPOTrainer(rollout_func=...)``."""
+    """Build ``rollout_func(prompts, trainer)`` for ``GRPOTrainer(rollout_func=...)``. Its extra
+    fields ``env_<component>`` carry the benchmark's reward components (see :func:`component_loggers`)."""
     rows = task_rows(env_id, env_kwargs=env_kwargs)
     lookup = {_key(r["prompt"]): r for r in rows}
+    probe = gym.make(env_id, **(env_kwargs or {}))
+    components = reward_components(probe)
+    probe.close()
 
     def rollout_func(prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
         import torch
@@ -58,16 +55,17 @@ def make_rollout_func(
             "env_mask": [],
             "env_reward": [],
         }
-        for c in COMPONENTS:
+        for c in components:
             out[f"env_{c}"] = []
-        env = apply_mitigation(gym.make(env_id, **(env_kwargs or {})), mitigation)
+        env = apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
         with (
             unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model,
             torch.no_grad(),
         ):
             for prompt in prompts:
                 row = lookup[_key(prompt)]
-                tools = env.reset(seed=0, options={"task_id": row["task_id"]})[1]["tools"]
+                reset_info = env.reset(seed=0, options={"task_id": row["task_id"]})[1]
+                tools, answer = reset_info["tools"], answer_tool(reset_info)
                 conversation = [dict(m) for m in prompt]
                 prompt_ids = tok.apply_chat_template(
                     conversation, tools=tools, add_generation_prompt=True, tokenize=True, return_dict=False
@@ -95,7 +93,9 @@ def make_rollout_func(
                     completion += new
                     mask += [1] * len(new)
                     text = tok.decode(new, skip_special_tokens=True)
-                    observation, _, terminated, truncated, info = env.step(parse_completion(text))
+                    observation, _, terminated, truncated, info = env.step(
+                        parse_completion(text, answer=answer)
+                    )
                     if terminated or truncated:
                         final = info
                         break
@@ -124,17 +124,16 @@ def make_rollout_func(
                     mask += [0] * len(feedback)
                 if final is None:
                     final = (
-                        env.unwrapped.abort("no_terminal_call")
+                        abort_episode(env, "no_terminal_call")
                         if not env.unwrapped.done
                         else {"reward_components": {}}
                     )
-                components = final["reward_components"]
                 out["prompt_ids"].append(prompt_ids)
                 out["completion_ids"].append(completion)
                 out["env_mask"].append(mask)
-                out["env_reward"].append(float(sum(components.values())))
-                for c in COMPONENTS:
-                    out[f"env_{c}"].append(float(components.get(c, 0.0)))
+                out["env_reward"].append(float(sum(final["reward_components"].values())))
+                for c in components:
+                    out[f"env_{c}"].append(float(final["reward_components"].get(c, 0.0)))
         env.close()
         return out
 
@@ -146,10 +145,13 @@ def env_reward(completions: list[Any], env_reward: list[float], **kwargs: Any) -
     return [float(r) for r in env_reward]
 
 
-def component_loggers() -> list[Any]:
-    """Zero-weight reward functions that log each reward component of the rollouts."""
+def component_loggers(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[Any]:
+    """Zero-weight reward functions that log each reward component of ``env_id``'s rollouts."""
+    probe = gym.make(env_id, **(env_kwargs or {}))
+    components = reward_components(probe)
+    probe.close()
     funcs = []
-    for component in COMPONENTS:
+    for component in components:
 
         def log(completions: list[Any], _c: str = component, **kwargs: Any) -> list[float]:
             return [float(v) for v in kwargs[f"env_{_c}"]]

@@ -30,24 +30,59 @@ class EnvArguments:
     tasks: str | None = field(
         default=None, metadata={"help": "Task filter (globs on task/template ids, or label=value)."}
     )
-    split: str = field(default="train", metadata={"help": "all, train or test (template-level split)."})
+    split: str = field(
+        default="train",
+        metadata={"help": "all, train or test (template-level split), for envs that take it."},
+    )
     toolset: str = field(
-        default="all", metadata={"help": "all (as in the paper) or target (shorter prompts)."}
+        default="all",
+        metadata={"help": "all (as in the paper) or target (shorter prompts), for envs that take it."},
     )
     state_format: str = field(
-        default="indented", metadata={"help": "indented or compact state JSON in the prompt."}
+        default="indented",
+        metadata={"help": "indented or compact state JSON in the prompt, for envs that take it."},
+    )
+    env_arg: list[str] = field(
+        default_factory=list,
+        metadata={"help": "More env kwargs as KEY=VALUE (JSON values), like tooltrap eval."},
     )
     repeat: int = field(default=1, metadata={"help": "Repeat the rows this many times."})
 
-    def env_kwargs(self) -> dict[str, Any]:
+    def env_kwargs(self, env_id: str | None = None) -> dict[str, Any]:
+        """The env kwargs: ``split`` / ``toolset`` / ``state_format`` for the envs whose constructor takes
+        them (SABench's), ``tasks_file``, and every ``--env_arg``."""
+        from tooltrap.cli import parse_env_args
+
+        accepted = env_parameters(env_id or self.env_id)
         kwargs: dict[str, Any] = {
-            "split": self.split,
-            "toolset": self.toolset,
-            "state_format": self.state_format,
+            k: v
+            for k, v in (
+                ("split", self.split),
+                ("toolset", self.toolset),
+                ("state_format", self.state_format),
+            )
+            if accepted is None or k in accepted
         }
         if self.tasks_file:
             kwargs["tasks_file"] = self.tasks_file
+        kwargs.update(parse_env_args(self.env_arg))
         return kwargs
+
+
+def env_parameters(env_id: str) -> set[str] | None:
+    """The keyword arguments ``env_id``'s constructor takes (None: it takes any)."""
+    import inspect
+
+    from gymnasium.envs.registration import load_env_creator
+
+    from tooltrap import env_spec
+
+    spec = env_spec(env_id)
+    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    parameters = inspect.signature(creator).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters}
 
 
 def model_kwargs(model_args: Any) -> dict[str, Any]:

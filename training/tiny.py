@@ -20,11 +20,17 @@ STRUCTURAL = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response
 def _corpus(rng: random.Random) -> list[str]:
     """Prose, JSON tool calls and tool responses in the style of tooltrap prompts, so the BPE learns
     JSON punctuation and the tool names."""
-    from tooltrap.envs.core import Toolset
-    from tooltrap.envs.sabench import BACKENDS
+    import tooltrap
+    from tooltrap.envs.core import BENCHMARKS, Toolset
 
-    toolset = Toolset(BACKENDS)
-    names = toolset.names()
+    for env_id in tooltrap.ENV_IDS:  # import every packaged benchmark: their tools shape the vocabulary
+        tooltrap.env_spec(env_id)
+    packaged = [cls for cls in BENCHMARKS.values() if cls.__module__.startswith("tooltrap.envs.")]
+    specs: dict[str, Any] = {}
+    for cls in packaged:  # benchmarks may share tool names (a final answer tool): first one wins
+        for spec in Toolset(cls.backends).specs.values():
+            specs.setdefault(spec.name, spec)
+    names = list(specs)
     words = [
         "cancel",
         "move",
@@ -65,7 +71,7 @@ def _corpus(rng: random.Random) -> list[str]:
         "dana",
         "reyes",
     ]
-    keys = sorted({p for s in toolset.specs.values() for p in s.parameters["properties"]})
+    keys = sorted({p for s in specs.values() for p in s.parameters["properties"]})
     out = []
     for _ in range(3000):
         out.append(" ".join(rng.sample(words, 8)))
@@ -80,7 +86,7 @@ def _corpus(rng: random.Random) -> list[str]:
             + json.dumps({"tool": rng.choice(names), "ok": True, "result": {"id": rng.randint(0, 999)}})
             + "\n</tool_response>"
         )
-    out.extend(json.dumps(s.schema) for s in toolset.specs.values())
+    out.extend(json.dumps(s.schema) for s in specs.values())
     return out
 
 

@@ -2,9 +2,9 @@
 
 Formats understood (``parse_completion``): OpenAI ``tool_calls`` (a message dict), Hermes/Qwen
 ``<tool_call>{...}</tool_call>`` tags, bare JSON (an object or a list of calls), and plain-text final
-answers (mapped to the ``respond`` tool, or left as text for the env to reject). ``ToolCallFormat`` is
-a wrapper that accepts raw model output as the action of any tooltrap env and records the raw text in
-the trace.
+answers (mapped to the env's answer tool, the terminal tool declared ``ends_as="answer"``, or left as
+text for the env to reject). ``ToolCallFormat`` is a wrapper that accepts raw model output as the
+action of any tooltrap env and records the raw text in the trace.
 """
 
 from __future__ import annotations
@@ -79,19 +79,47 @@ def parse_json(text: str) -> list[dict[str, Any]]:
     return [c for c in calls if c is not None] if all(calls) else []
 
 
+#: (tool name, the string argument that carries the text)
+AnswerTool = tuple[str, str]
+
+
+def terminal_tool(info: dict[str, Any], *dispositions: str) -> tuple[str, list[str]] | None:
+    """The first terminal tool of an env (from its reset ``info``) that ends the episode with one of
+    ``dispositions`` (in that order), with its required string parameters; None when there is none."""
+    terminals: dict[str, str] = info.get("terminal_tools", {})
+    schemas = {t["function"]["name"]: t["function"] for t in info.get("tools", [])}
+    for wanted in dispositions:
+        for name, ends_as in terminals.items():
+            if ends_as == wanted:
+                params = schemas.get(name, {}).get("parameters", {})
+                props = params.get("properties", {})
+                strings = [p for p in params.get("required", []) if props.get(p, {}).get("type") == "string"]
+                return name, strings
+    return None
+
+
+def answer_tool(info: dict[str, Any]) -> AnswerTool | None:
+    """The env's answer tool and the argument a plain-text final answer goes into."""
+    found = terminal_tool(info, "answer")
+    return (found[0], found[1][0]) if found and found[1] else None
+
+
 def parse_completion(
     completion: str | dict[str, Any],
     fmt: Format = "auto",
     *,
-    plain_text: Literal["respond", "keep"] = "respond",
+    plain_text: Literal["answer", "keep"] = "answer",
+    answer: AnswerTool | None = None,
 ) -> str:
     """The canonical env action (JSON text) for a model completion.
 
     Args:
         completion: The model's text, or an OpenAI assistant message dict.
         fmt: Which format to expect; ``auto`` tries OpenAI tool_calls, Hermes tags, then bare JSON.
-        plain_text: What a completion without any tool call becomes: a ``respond`` call carrying the
-            text (a final answer), or the raw text (the env then returns a parse error).
+        plain_text: What a completion without any tool call becomes: a call of the ``answer`` tool
+            carrying the text (a final answer), or the raw text (the env then returns a parse error).
+        answer: The env's answer tool and its text argument (:func:`answer_tool` of the reset info);
+            without it plain text is kept.
     """
     text = completion.get("content") or "" if isinstance(completion, dict) else completion
     calls: list[dict[str, Any]] = []
@@ -104,8 +132,9 @@ def parse_completion(
         calls = parse_json(visible)
     if calls:
         return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
-    if plain_text == "respond" and visible.strip():
-        return json.dumps({"name": "respond", "arguments": {"message": visible.strip()}}, ensure_ascii=False)
+    if plain_text == "answer" and answer is not None and visible.strip():
+        name, argument = answer
+        return json.dumps({"name": name, "arguments": {argument: visible.strip()}}, ensure_ascii=False)
     return visible
 
 
@@ -117,20 +146,26 @@ def render_hermes(calls: list[dict[str, Any]]) -> str:
 class ToolCallFormat(gym.Wrapper):
     """Accept raw model output as the action of any tooltrap env.
 
-    The completion is parsed with :func:`parse_completion` into the canonical JSON action; the raw text
-    is kept in the trace (``trace.steps[i].raw``).
+    The completion is parsed with :func:`parse_completion` into the canonical JSON action (plain text
+    becomes the env's answer tool); the raw text is kept in the trace (``trace.steps[i].raw``).
     """
 
     def __init__(
-        self, env: gym.Env, fmt: Format = "auto", *, plain_text: Literal["respond", "keep"] = "respond"
+        self, env: gym.Env, fmt: Format = "auto", *, plain_text: Literal["answer", "keep"] = "answer"
     ):
         super().__init__(env)
         self.fmt = fmt
         self.plain_text = plain_text
+        self.answer: AnswerTool | None = None
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        self.answer = answer_tool(info)
+        return observation, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False)
-        canonical = parse_completion(action, self.fmt, plain_text=self.plain_text)
+        canonical = parse_completion(action, self.fmt, plain_text=self.plain_text, answer=self.answer)
         result = self.env.step(canonical)
         trace = getattr(self.env.unwrapped, "trace", None)
         if trace is not None and trace.steps:

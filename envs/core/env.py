@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
-from .errors import EnvUsageError, ErrorKind, ToolCallError
+from .errors import (
+    SYSTEM_ERROR_KINDS,
+    EnvUsageError,
+    ErrorKind,
+    ToolCallError,
+    UnknownOptionError,
+    VariantError,
+)
 from .reward import RewardConfig
 from .spaces import AnyText
 from .state import Change, State
 from .tasks import Task, TaskSet
 from .tools import Backend, Toolset
 from .trace import CallRecord, StepRecord, Trace, WriteRecord
+from .variants import Variant, parse_variant
 
 #: Actions longer than this are rejected with a parse error before decoding (huge-input guard).
 MAX_ACTION_CHARS = 32_768
@@ -24,25 +33,55 @@ MAX_OBSERVATION_CHARS = 1_000_000
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
+#: every Benchmark subclass with a name, by name (filled as their modules are imported)
+BENCHMARKS: dict[str, type[Benchmark]] = {}
+
+
 class Benchmark:
     """A benchmark plugs into the engine by subclassing this and setting the class attributes.
 
     Adding a benchmark never changes the engine: backends declare tools, the task model declares the
-    data, ``judge`` is the oracle and ``reward_config`` turns its verdict into a scalar.
+    data, the variant model declares how one task can be played, ``judge`` is the oracle and
+    ``reward_config_cls`` turns its verdict into a scalar. ``metrics`` (or a ``report`` entry point)
+    tells ``tooltrap eval`` / ``tooltrap report`` what to compute.
     """
 
     name: ClassVar[str] = ""
     backends: ClassVar[tuple[type[Backend], ...]] = ()
     task_model: ClassVar[type[Task]] = Task
     reward_config_cls: ClassVar[type[RewardConfig]] = RewardConfig
+    #: the episode variant (``reset(options=...)`` keys besides the task selectors)
+    variant_model: ClassVar[type[Variant]] = Variant
     #: collection -> domain (system) it belongs to
     collection_domains: ClassVar[dict[str, str]] = {}
+    #: collections whose records a tool creates as a side effect of another write (delivered notices):
+    #: the caller never names them, so a reader of the call alone does not see them
+    side_effect_collections: ClassVar[frozenset[str]] = frozenset()
+    #: metric -> (outcome, denominator or None): rates over the verdict's boolean fields, for the
+    #: generic summary and report (a benchmark with its own ``report`` may leave this empty)
+    metrics: ClassVar[dict[str, tuple[str, str | None]]] = {}
+    #: the verdict field episodes are clustered by in bootstrap intervals
+    cluster_by: ClassVar[str] = "template_id"
+    #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.Report``
+    #: subclass instance); None: the generic rate report over ``metrics``
+    report: ClassVar[str | None] = None
     max_steps: ClassVar[int] = 16
     max_consecutive_errors: ClassVar[int] = 5
     max_calls_per_step: ClassVar[int] = 8
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            BENCHMARKS[cls.name] = cls
+
     def __init__(self) -> None:
         self._toolsets: dict[tuple[str, ...] | None, Toolset] = {}
+        self._default_variant = self.variant_model()
+        # reset is on the hot path of RL: skip the variant hooks of benchmarks that do not override them
+        self.plain_variants = (
+            type(self).resolve_variant is Benchmark.resolve_variant
+            and type(self).initial_state is Benchmark.initial_state
+        )
 
     def toolset(self, task: Task) -> Toolset:
         key = tuple(task.tools) if task.tools is not None else None
@@ -50,8 +89,22 @@ class Benchmark:
             self._toolsets[key] = Toolset(self.backends, include=key)
         return self._toolsets[key]
 
+    def resolve_variant(self, task: Task, variant: Variant) -> Variant:
+        """Fill task-dependent defaults and check the variant against the task (raise
+        :class:`~tooltrap.envs.core.errors.VariantError` naming the key and the task)."""
+        return variant
+
+    def default_variant(self, task: Task) -> Variant:
+        """The variant an episode gets when nothing is asked for."""
+        return self.resolve_variant(task, self._default_variant)
+
+    def initial_state(self, task: Task, variant: Variant) -> State:
+        """The world at reset for ``task`` played as ``variant`` (the env and the oracle's replay both
+        build it here). Override when the variant changes the world (a safe twin, a payload)."""
+        return task.make_state()
+
     def prompt_messages(
-        self, task: Task, state: State, toolset: Toolset, **options: Any
+        self, task: Task, state: State, toolset: Toolset, *, variant: Variant | None = None, **options: Any
     ) -> list[dict[str, Any]]:
         """Chat messages that open the episode (system + user)."""
         return [{"role": "user", "content": task.instruction}]
@@ -71,51 +124,84 @@ class Benchmark:
     def judge(self, task: Task, trace: Trace) -> Any:
         raise NotImplementedError
 
-    def unauthorized_writes(self, task: Task, writes: list[WriteRecord], state: State) -> list[WriteRecord]:
-        """Which of ``writes`` (already applied to ``state``) the task's user did not authorize. Backs
-        the simulated user of confirmation gates; benchmarks without an authorization set can't."""
-        raise NotImplementedError(f"{type(self).__name__} has no authorization set for a simulated user.")
-
     def verdict_dict(self, verdict: Any) -> dict[str, Any]:
         return verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
 
 
 @dataclass(slots=True)
 class Intercept:
-    """Returned by a hook's ``before_call`` to answer a call without executing it (gates, previews)."""
+    """Returned by a hook's ``before_call`` to answer a call without executing it (gates, previews).
+
+    Attributes:
+        result: The result (``ok``) or the error dict the agent sees.
+        ok: Whether the call counts as successful.
+        kind: Who intercepted (``gate``, ``preview``, ``trust_gate`` ...): counted in the trace.
+        reason: Why, in a few words (kept in the call record).
+        ends_as: End the episode with this disposition (``escalate``: handed to a human).
+    """
 
     result: Any
     ok: bool = True
+    kind: str = "intercept"
+    reason: str = ""
+    ends_as: str | None = None
+
+
+@dataclass(slots=True)
+class Rewrite:
+    """Returned by a hook's ``before_call`` to execute another call than the agent sent (parameter
+    injection). The agent's own call stays in the record (``sent_name`` / ``sent_arguments``)."""
+
+    name: str
+    arguments: Any
+    kind: str = "rewrite"
+    reason: str = ""
 
 
 class Hook:
-    """Extension point inside ``step``: parameter injection, observation masking, adversarial content,
-    gates. Install with ``env.unwrapped.add_hook(hook)``. All methods are optional no-ops."""
+    """Extension point inside ``reset`` / ``step``: parameter injection, observation masking,
+    adversarial content, gates, interceptors. A defense wrapper activates its hook for the calls that
+    pass through it (``env.unwrapped.using_hooks``); ``env.unwrapped.add_hook`` installs one for good.
+    All methods are optional no-ops."""
 
-    def on_reset(self, env: ToolEnv, task: Task) -> None:
+    def on_reset(self, env: ToolEnv, task: Task, variant: Variant) -> None:
         """Called after the state is built, before the first observation."""
 
-    def before_call(self, env: ToolEnv, name: str, arguments: Any) -> tuple[str, Any] | Intercept:
-        """Rewrite a parsed call (name, arguments), or answer it with an :class:`Intercept`."""
+    def before_call(self, env: ToolEnv, name: str, arguments: Any) -> tuple[str, Any] | Rewrite | Intercept:
+        """Pass a parsed call on (return it), rewrite it (:class:`Rewrite`), or answer it
+        (:class:`Intercept`)."""
         return name, arguments
 
     def after_call(self, env: ToolEnv, record: CallRecord) -> None:
-        """Inspect or rewrite ``record.result`` / ``record.error`` before it is rendered."""
+        """Inspect or rewrite ``record.result`` / ``record.error`` before it is rendered (append what
+        you remove to ``record.hidden``)."""
+
+    def before_judge(self, env: ToolEnv, trace: Trace) -> None:
+        """Called once the episode has ended, before the judge: the last chance to act on the final
+        answer (``trace.override("abstain", kind=..., reason=...)``)."""
 
 
 class Executor:
     """Runs validated tool calls against a state, atomically, producing :class:`CallRecord` s.
 
-    Shared by the env and the oracle's replay so both see exactly the same semantics.
+    Shared by the env and the oracle's replay so both see exactly the same semantics: the same task,
+    the same variant, the same initial state.
     """
 
-    __slots__ = ("benchmark", "task", "toolset", "state", "_bound", "_backends")
+    __slots__ = ("benchmark", "task", "toolset", "state", "variant", "_bound", "_backends")
 
-    def __init__(self, benchmark: Benchmark, task: Task, state: State | None = None):
+    def __init__(
+        self, benchmark: Benchmark, task: Task, state: State | None = None, variant: Variant | None = None
+    ):
         self.benchmark = benchmark
         self.task = task
         self.toolset = benchmark.toolset(task)
-        self.state = state if state is not None else task.make_state()
+        self.variant = variant if variant is not None else benchmark.default_variant(task)
+        if state is None:
+            state = (
+                task.make_state() if benchmark.plain_variants else benchmark.initial_state(task, self.variant)
+            )
+        self.state = state
         self._bound: dict[str, Any] = {}
         self._backends: dict[type[Backend], Backend] = {}
 
@@ -126,7 +212,7 @@ class Executor:
             owner = self.toolset.owner[name]
             backend = self._backends.get(owner)
             if backend is None:
-                backend = self._backends[owner] = owner(self.state)
+                backend = self._backends[owner] = owner(self.state, self.variant)
             fn = self._bound[name] = getattr(backend, self.toolset.specs[name].method)
         return fn
 
@@ -144,10 +230,15 @@ class Executor:
             state.rollback(mark)
             kind = self.toolset.specs[name].kind if name in self.toolset.specs else None
             return CallRecord(index, step, name, arguments, ok=False, kind=kind, error=err.to_dict())
-        except Exception as exc:  # a backend bug must not corrupt the episode
+        except Exception as exc:  # a backend bug must not corrupt the episode, nor be charged to the agent
             state.rollback(mark)
-            err = ToolCallError(f"Internal tool failure: {type(exc).__name__}: {exc}")
-            return CallRecord(index, step, name, arguments, ok=False, kind=None, error=err.to_dict())
+            err = ToolCallError(
+                f"The {name} tool failed inside the simulated system ({type(exc).__name__}: {exc}).",
+                kind=ErrorKind.BACKEND_ERROR,
+                hint="This is a fault of the system, not of your call: nothing was changed.",
+            )
+            kind = self.toolset.specs[name].kind if name in self.toolset.specs else None
+            return CallRecord(index, step, name, arguments, ok=False, kind=kind, error=err.to_dict())
         record = CallRecord(index, step, name, arguments, ok=True, kind=spec.kind, result=result)
         if len(state.log) > mark[0]:
             record.writes = self._writes(name, state.log[mark[0] :])
@@ -174,44 +265,63 @@ class Executor:
         return out
 
 
+def abort_episode(env: gym.Env, reason: str) -> dict[str, Any]:
+    """End ``env``'s episode from outside (provider error, trainer stop) through its wrapper stack, so
+    that the defenses' before-judge hooks still run. Returns the final info (verdict, reward,
+    components)."""
+    return env.get_wrapper_attr("abort")(reason)
+
+
 def _error_json(error: dict[str, str]) -> str:
     return _encode({"ok": False, "error": error})
+
+
+#: reset options that pick the task (besides label filters); everything else is a variant key
+TASK_SELECTORS: tuple[str, ...] = ("task_id", "task_index", "template_id", "templates")
+SchemaDialect = Literal["full", "transformers"]
 
 
 class ToolEnv(gym.Env[str, str]):
     """A tool-using agent acting on a simulated system through JSON tool calls.
 
     ## Description
-    Each episode is one task: an instruction, a simulated state and a set of tools. The agent acts by
-    emitting tool calls; the episode ends at the first terminal tool call (e.g. ``respond`` or
-    ``clarify``), or is truncated by the step cap or too many consecutive errors. The benchmark's oracle
-    then judges the trace and the reward is computed from its verdict.
+    Each episode is one task played as one variant: an instruction, a simulated state and a set of
+    tools. The agent acts by emitting tool calls; the episode ends at the first terminal tool call
+    (a final answer, a clarifying question, an abstention or an escalation, as the tool declares), or is
+    truncated by the step cap or too many consecutive errors. The benchmark's oracle then judges the
+    trace and the reward is computed from its verdict.
 
     ## Action Space
     ``AnyText``: a string holding one JSON tool call ``{"name": ..., "arguments": {...}}`` or a JSON
     list of them (at most ``max_calls_per_step``). ``arguments`` may also be a JSON-encoded string.
 
     ## Observation Space
-    ``AnyText``: after ``reset`` the rendered prompt (``info["tool_kinds"]`` maps each tool to read /
-    write / commit / terminal); after ``step`` the JSON of the tool result(s):
+    ``AnyText``: after ``reset`` the rendered prompt; after ``step`` the JSON of the tool result(s):
     ``{"tool": name, "ok": true, "result": ...}`` or ``{"tool": name, "ok": false, "error": {"type":
     ..., "message": ..., "hint": ...}}`` (a list when the action was a list). Structured chat messages
-    (OpenAI format) are in ``info["messages"]`` (the prompt at reset, this step's new messages after) and
-    the tool schemas in ``info["tools"]`` at reset.
+    (OpenAI format) are in ``info["messages"]`` (the prompt at reset, this step's new messages after);
+    at reset ``info`` also has the tool schemas (``tools``), each tool's kind (``tool_kinds``: read /
+    write / commit / terminal), the terminal tools with how they end the episode (``terminal_tools``)
+    and the resolved ``variant``.
 
     ## Rewards
     0 on every non-final step; on the final step (terminated or truncated) the benchmark's reward of the
     oracle verdict, with ``info["reward_components"]`` and ``info["verdict"]``.
 
     ## Episode End
-    Terminated by a terminal tool call; truncated after ``max_steps`` steps or
-    ``max_consecutive_errors`` consecutive steps whose calls all failed.
+    Terminated by a terminal tool call (or an intercept that ends the episode); truncated after
+    ``max_steps`` steps or ``max_consecutive_errors`` consecutive steps whose calls all failed by the
+    agent's fault (a ``backend_error`` is the system's, not the agent's).
 
     ## Arguments
     ``benchmark`` (a :class:`Benchmark`), ``tasks`` (the tasks to draw from), ``reward_config``,
-    ``max_steps``, ``render_mode`` (``"ansi"``). ``reset(options=...)`` accepts ``task_id`` or
-    ``task_index``; otherwise a task is drawn with the env's seeded RNG, among the tasks matching any
-    other options (``template_id``/``templates`` or label filters such as ``trap_family``).
+    ``max_steps``, ``variant`` (default variant values, a mapping or the benchmark's variant model),
+    ``tool_schemas`` (``full``: every declared constraint; ``transformers``: the schemas exactly as
+    TRL renders the ``environment_factory`` methods, without bounds and defaults), ``render_mode``
+    (``"ansi"``). ``reset(options=...)`` accepts ``task_id`` or ``task_index``; otherwise a task is drawn
+    with the env's seeded RNG among the tasks matching ``template_id``/``templates`` and label filters
+    (such as ``trap_family``); the benchmark's variant keys choose the variant. An unknown key raises
+    :class:`~tooltrap.envs.core.errors.UnknownOptionError` listing the valid ones.
 
     ## Version History
     * v0: initial release.
@@ -226,12 +336,16 @@ class ToolEnv(gym.Env[str, str]):
         *,
         reward_config: RewardConfig | dict[str, Any] | None = None,
         max_steps: int | None = None,
+        variant: Variant | Mapping[str, Any] | None = None,
+        tool_schemas: SchemaDialect = "full",
         render_mode: str | None = None,
     ):
         if not len(tasks):
             raise EnvUsageError("No tasks to run: the task selection is empty. Check your filters.")
         if render_mode not in (None, "ansi"):
             raise EnvUsageError(f"Unsupported render_mode {render_mode!r}; use 'ansi' or None.")
+        if tool_schemas not in ("full", "transformers"):
+            raise UnknownOptionError(str(tool_schemas), ("full", "transformers"))
         self.benchmark = benchmark
         self.tasks: TaskSet[Any] = tasks if isinstance(tasks, TaskSet) else TaskSet(tasks)
         if reward_config is None:
@@ -241,13 +355,25 @@ class ToolEnv(gym.Env[str, str]):
         self.reward_config = reward_config
         self.max_steps = max_steps or benchmark.max_steps
         self.render_mode = render_mode
+        self.tool_schema_dialect = tool_schemas
         self.action_space = AnyText(MAX_ACTION_CHARS)
         self.observation_space = AnyText(MAX_OBSERVATION_CHARS)
         self.hooks: list[Hook] = []
+        self._scoped_hooks: list[Hook] = []
         #: benchmark-specific prompt options (e.g. SABench's ``state_format``)
         self.prompt_options: dict[str, Any] = {}
+        self._label_keys = frozenset(k for t in self.tasks for k in t.label_dict())
+        self._variant_keys = frozenset(benchmark.variant_model.model_fields)
+        if isinstance(variant, Variant):
+            self.default_variant = variant
+        else:
+            self.default_variant = parse_variant(
+                benchmark.variant_model, variant or {}, valid_keys=self._valid_keys()
+            )
         self._pools: dict[str, TaskSet[Any]] = {}
+        self._variant_shown: tuple[Variant | None, dict[str, Any]] = (None, {})
         self.task: Any = None
+        self.variant: Variant | None = None
         self.state: State | None = None
         self.trace: Trace | None = None
         self.executor: Executor | None = None
@@ -259,49 +385,115 @@ class ToolEnv(gym.Env[str, str]):
 
     # -- extension -----------------------------------------------------------------------------------
     def add_hook(self, hook: Hook) -> None:
+        """Install ``hook`` for every later episode (defense wrappers use :meth:`using_hooks`)."""
         self.hooks.append(hook)
+
+    @contextmanager
+    def using_hooks(self, *hooks: Hook) -> Iterator[None]:
+        """Activate ``hooks`` for the duration of the block (a wrapper's ``reset`` / ``step``), after the
+        installed ones and after those of outer wrappers."""
+        n = len(self._scoped_hooks)
+        self._scoped_hooks.extend(hooks)
+        try:
+            yield
+        finally:
+            del self._scoped_hooks[n:]
+
+    @property
+    def active_hooks(self) -> list[Hook]:
+        return self.hooks + self._scoped_hooks if self._scoped_hooks else self.hooks
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
         if self.task is None:
             raise EnvUsageError("Call reset() first: the tools depend on the task.")
-        return self.benchmark.toolset(self.task).schemas
+        return self._schemas(self.benchmark.toolset(self.task))
+
+    def _schemas(self, toolset: Toolset) -> list[dict[str, Any]]:
+        return toolset.schemas if self.tool_schema_dialect == "full" else toolset.transformers_schemas
+
+    def _valid_keys(self) -> tuple[str, ...]:
+        return (*TASK_SELECTORS, *sorted(self._label_keys))
 
     # -- gymnasium API -------------------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        options = options or {}
-        if "task_id" in options:
-            task = self.tasks.get(options["task_id"])
-        elif "task_index" in options:
-            task = self.tasks[int(options["task_index"]) % len(self.tasks)]
+        if options is not None and len(options) == 1 and "task_id" in options:  # the common case, fast
+            task, requested = self.tasks.get(options["task_id"]), None
         else:
-            pool = self._pool({k: v for k, v in options.items() if v is not None})
-            task = pool[int(self.np_random.integers(len(pool)))]
+            task, requested = self._select(options or {})
+        benchmark = self.benchmark
+        if requested or not benchmark.plain_variants:
+            variant = self._resolve_variant(task, requested or {})
+        else:
+            variant = self.default_variant
         self.task = task
-        self.executor = Executor(self.benchmark, task)
-        self.state = self.executor.state
-        self.trace = Trace(task_id=task.id)
+        self.variant = variant
+        executor = self.executor = Executor(benchmark, task, variant=variant)
+        state = self.state = executor.state
+        self.trace = Trace(task_id=task.id, variant=variant)
         self.verdict = None
         self._done = False
         self._n_calls = 0
         self._consecutive_errors = 0
-        for hook in self.hooks:
-            hook.on_reset(self, task)
-        self.messages = self.benchmark.prompt_messages(
-            task, self.state, self.executor.toolset, **self.prompt_options
+        for hook in self.active_hooks:
+            hook.on_reset(self, task, variant)
+        toolset = executor.toolset
+        messages = self.messages = benchmark.prompt_messages(
+            task, state, toolset, variant=variant, **self.prompt_options
         )
-        observation = "\n\n".join(m["content"] for m in self.messages)
-        toolset = self.executor.toolset
+        observation = "\n\n".join([m["content"] for m in messages])
+        shown = self._variant_shown
+        if variant is not shown[0]:
+            shown = self._variant_shown = (variant, variant.to_dict())
         info = {
             "task_id": task.id,
-            "messages": list(self.messages),
-            "tools": list(toolset.schemas),
+            "variant": dict(shown[1]),
+            "messages": list(messages),
+            "tools": list(
+                toolset.schemas if self.tool_schema_dialect == "full" else toolset.transformers_schemas
+            ),
             "tool_kinds": dict(toolset.kinds),
+            "terminal_tools": dict(toolset.terminals),
         }
         return observation, info
+
+    def _select(self, options: Mapping[str, Any]) -> tuple[Task, dict[str, Any]]:
+        """The task the reset options pick, and the variant values they ask for."""
+        selectors: dict[str, Any] = {}
+        requested: dict[str, Any] = {}
+        for key, value in options.items():
+            if key in self._variant_keys:
+                requested[key] = value
+            elif key in TASK_SELECTORS or key in self._label_keys:
+                if value is not None:
+                    selectors[key] = value
+            else:
+                raise UnknownOptionError(key, (*self._valid_keys(), *self._variant_keys))
+        if "task_id" in selectors:
+            task = self.tasks.get(selectors["task_id"])
+        elif "task_index" in selectors:
+            task = self.tasks[int(selectors["task_index"]) % len(self.tasks)]
+        else:
+            pool = self._pool(selectors)
+            task = pool[int(self.np_random.integers(len(pool)))]
+        return task, requested
+
+    def _resolve_variant(self, task: Task, requested: dict[str, Any]) -> Variant:
+        base = self.default_variant
+        variant = (
+            parse_variant(self.benchmark.variant_model, requested, base=base, valid_keys=self._valid_keys())
+            if requested
+            else base
+        )
+        try:
+            return self.benchmark.resolve_variant(task, variant)
+        except VariantError as err:
+            if err.task_id is None:
+                raise VariantError(err.message, key=err.key, task_id=task.id) from None
+            raise
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self.trace is None or self.executor is None:
@@ -317,25 +509,37 @@ class ToolEnv(gym.Env[str, str]):
         calls, as_list, error = self._parse(action)
         results: list[dict[str, Any]] = []
         terminal: CallRecord | None = None
+        ends_as: str | None = None
         if error is not None:
             record.error = error
-            trace.error_counts[error["type"]] += 1
+            trace.count_error(error["type"])
             observation = _error_json(error)
         else:
+            terminals = self.executor.toolset.terminals
             for name, arguments in calls:
                 call = self._run_call(name, arguments, step_no)
                 record.calls.append(call)
+                shown = call.sent_name if call.rewrites else call.name
                 if call.ok:
-                    results.append({"tool": call.name, "ok": True, "result": call.result})
+                    results.append({"tool": shown, "ok": True, "result": call.result})
                 else:
-                    trace.error_counts[call.error["type"]] += 1  # type: ignore[index]
-                    results.append({"tool": call.name, "ok": False, "error": call.error})
+                    trace.count_error(call.error["type"])  # type: ignore[index]
+                    results.append({"tool": shown, "ok": False, "error": call.error})
+                if call.intercept is not None:
+                    trace.count_intercept(call.intercept["kind"])
+                    ends_as = call.intercept.get("ends_as")
+                    if ends_as:
+                        terminal = call
+                        break
                 if call.ok and call.kind == "terminal":
-                    terminal = call
+                    terminal, ends_as = call, terminals.get(call.name, "answer")
                     break
             observation = _encode(results if as_list else results[0])
         record.observation = observation
-        all_failed = error is not None or all(not c.ok for c in record.calls)
+        all_failed = error is not None or all(
+            not c.ok and c.error["type"] not in SYSTEM_ERROR_KINDS  # type: ignore[index]
+            for c in record.calls
+        )
         self._consecutive_errors = self._consecutive_errors + 1 if all_failed else 0
 
         terminated = terminal is not None
@@ -343,6 +547,7 @@ class ToolEnv(gym.Env[str, str]):
         if terminal is not None:
             trace.terminal = terminal.name
             trace.terminal_arguments = terminal.arguments if isinstance(terminal.arguments, dict) else None
+            trace.disposition = ends_as
         elif self._consecutive_errors >= self.benchmark.max_consecutive_errors:
             truncated, trace.truncated = True, "consecutive_errors"
         elif len(trace.steps) >= self.max_steps:
@@ -353,23 +558,18 @@ class ToolEnv(gym.Env[str, str]):
         info: dict[str, Any] = {"step": step_no, "messages": new_messages, "n_errors": trace.n_errors}
         reward = 0.0
         if terminated or truncated:
-            self._done = True
-            self.verdict = self.benchmark.judge(self.task, trace)
-            reward, components = self.reward_config.score(self.verdict)
-            info["verdict"] = self.benchmark.verdict_dict(self.verdict)
-            info["reward_components"] = components
+            final = self._finish()
+            reward = final["reward"]
+            info["verdict"] = final["verdict"]
+            info["reward_components"] = final["reward_components"]
         return observation, float(reward), terminated, truncated, info
 
-    def abort(self, reason: str) -> dict[str, Any]:
-        """End the episode from outside (a provider error, a content filter, a trainer that stopped
-        generating): the trace is truncated with ``reason`` and judged as it stands. Returns the final
-        info (verdict, reward, components)."""
-        if self.trace is None:
-            raise EnvUsageError("Cannot abort before reset().")
-        if self._done:
-            raise EnvUsageError("The episode has already ended.")
+    def _finish(self) -> dict[str, Any]:
+        """End the episode: the before-judge hooks, then the judge and the reward."""
+        assert self.trace is not None
         self._done = True
-        self.trace.truncated = reason
+        for hook in self.active_hooks:
+            hook.before_judge(self, self.trace)
         self.verdict = self.benchmark.judge(self.task, self.trace)
         reward, components = self.reward_config.score(self.verdict)
         return {
@@ -377,6 +577,18 @@ class ToolEnv(gym.Env[str, str]):
             "reward": float(reward),
             "reward_components": components,
         }
+
+    def abort(self, reason: str) -> dict[str, Any]:
+        """End the episode from outside (a provider error, a content filter, a trainer that stopped
+        generating): the trace is truncated with ``reason`` and judged as it stands. Returns the final
+        info (verdict, reward, components). Through wrappers, call :func:`abort_episode` so that the
+        defenses' hooks take part."""
+        if self.trace is None:
+            raise EnvUsageError("Cannot abort before reset().")
+        if self._done:
+            raise EnvUsageError("The episode has already ended.")
+        self.trace.truncated = reason
+        return self._finish()
 
     @property
     def done(self) -> bool:
@@ -448,22 +660,39 @@ class ToolEnv(gym.Env[str, str]):
         assert self.executor is not None
         index = self._n_calls
         self._n_calls += 1
-        for hook in self.hooks:
-            rewritten = hook.before_call(self, name, arguments)
-            if isinstance(rewritten, Intercept):
-                kind = self.executor.toolset.specs[name].kind if name in self.executor.toolset.specs else None
-                call = CallRecord(
-                    index, step_no, str(name), arguments, ok=rewritten.ok, kind=kind, intercepted=True
-                )
-                if rewritten.ok:
-                    call.result = rewritten.result
+        hooks = self.active_hooks
+        if not hooks:
+            return self.executor.execute(name, arguments, step=step_no, index=index)
+        sent_name, sent_arguments = name, arguments
+        rewrites: list[dict[str, str]] = []
+        call: CallRecord | None = None
+        for hook in hooks:
+            outcome = hook.before_call(self, name, arguments)
+            if isinstance(outcome, Intercept):
+                specs = self.executor.toolset.specs
+                kind = specs[name].kind if isinstance(name, str) and name in specs else None
+                call = CallRecord(index, step_no, str(name), arguments, ok=outcome.ok, kind=kind)
+                call.intercept = {"kind": outcome.kind, "reason": outcome.reason}
+                if outcome.ends_as:
+                    call.intercept["ends_as"] = outcome.ends_as
+                if outcome.ok:
+                    call.result = outcome.result
                 else:
-                    call.error = rewritten.result
+                    call.error = outcome.result
                 break
-            name, arguments = rewritten
-        else:
+            if isinstance(outcome, Rewrite):
+                name, arguments = outcome.name, outcome.arguments
+                rewrites.append({"kind": outcome.kind, "reason": outcome.reason})
+            else:
+                new_name, new_arguments = outcome
+                if new_name != name or (new_arguments is not arguments and new_arguments != arguments):
+                    rewrites.append({"kind": type(hook).__name__, "reason": ""})
+                name, arguments = new_name, new_arguments
+        if call is None:
             call = self.executor.execute(name, arguments, step=step_no, index=index)
-        for hook in self.hooks:
+        if rewrites:
+            call.sent_name, call.sent_arguments, call.rewrites = str(sent_name), sent_arguments, rewrites
+        for hook in hooks:
             hook.after_call(self, call)
         return call
 
@@ -479,18 +708,19 @@ class ToolEnv(gym.Env[str, str]):
         replies = []
         for call, result in zip(record.calls, results, strict=True):
             call_id = f"call_{call.index}"
+            # the conversation shows the call as the agent sent it, whatever a hook executed instead
+            name, arguments = (
+                (call.sent_name, call.sent_arguments) if call.rewrites else (call.name, call.arguments)
+            )
             tool_calls.append(
                 {
                     "id": call_id,
                     "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": _encode(call.arguments),
-                    },
+                    "function": {"name": name, "arguments": _encode(arguments)},
                 }
             )
             content = _encode(result) if as_list else record.observation
-            replies.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
+            replies.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
         return [{"role": "assistant", "content": "", "tool_calls": tool_calls}, *replies]
 
     def render(self) -> str | None:

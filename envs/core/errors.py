@@ -51,6 +51,26 @@ class UnknownTaskError(UnknownNameError):
     """A task id, template id or label filter matched nothing."""
 
 
+class UnknownOptionError(UnknownNameError, EnvUsageError):
+    """A ``reset(options=...)`` key or env kwarg that is neither a task selector nor a variant key."""
+
+    def __init__(self, value: str, options: Iterable[str]):
+        options = sorted(options)
+        UnknownNameError.__init__(self, "option", value, options)
+        self.args = (f"{self.args[0]} Valid keys: {', '.join(options)}.",)
+
+
+class VariantError(TooltrapError, ValueError):
+    """A variant value is invalid (wrong type, not one of the allowed values, not valid for the task)."""
+
+    def __init__(self, message: str, *, key: str | None = None, task_id: str | None = None):
+        self.message = message
+        self.key = key
+        self.task_id = task_id
+        where = ", ".join(f"{k}={v}" for k, v in (("variant", key), ("task", task_id)) if v is not None)
+        super().__init__(f"[{where}] {message}" if where else message)
+
+
 class TaskValidationError(TooltrapError, ValueError):
     """A task file or task record is invalid. Names the file, the task and the field."""
 
@@ -75,6 +95,12 @@ class ErrorKind(StrEnum):
     TOOL_ERROR = "tool_error"
     TOO_MANY_CALLS = "too_many_calls"
     NOT_AVAILABLE = "not_available"
+    #: the simulated system itself failed (a bug in a backend): never the agent's fault
+    BACKEND_ERROR = "backend_error"
+
+
+#: error kinds that are failures of the system, not of the agent: counted apart, never charged to it
+SYSTEM_ERROR_KINDS: frozenset[str] = frozenset({ErrorKind.BACKEND_ERROR.value})
 
 
 class ToolCallError(Exception):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .state import State
 from .tasks import Task
 from .trace import CallRecord, Trace
+from .variants import Variant
 
 if TYPE_CHECKING:
     from .env import Benchmark
@@ -22,11 +23,14 @@ def mutating_calls(trace: Trace) -> list[CallRecord]:
     return [c for c in trace.calls if c.mutated]
 
 
-def replay(benchmark: Benchmark, task: Task, calls: Sequence[CallRecord]) -> tuple[State, list[CallRecord]]:
-    """Replay ``calls`` in order on a fresh initial state; return the state and the replayed records."""
+def replay(
+    benchmark: Benchmark, task: Task, calls: Sequence[CallRecord], variant: Variant | None = None
+) -> tuple[State, list[CallRecord]]:
+    """Replay ``calls`` (as executed) in order on a fresh initial state of ``task`` played as
+    ``variant`` (the trace's); return the state and the replayed records."""
     from .env import Executor  # local: env imports oracle types
 
-    executor = Executor(benchmark, task)
+    executor = Executor(benchmark, task, variant=variant)
     records = [
         executor.execute(call.name, call.arguments, step=call.step, index=call.index) for call in calls
     ]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, WrapValidator
 
-from .errors import TaskValidationError, UnknownTaskError
+from .errors import TaskValidationError, UnknownTaskError, did_you_mean
 from .state import Record, State
 
 
@@ -38,43 +39,59 @@ class InitialState(Strict):
 
 
 # -- goal conditions: predicates over the final state and the episode outcome -------------------------
-class FieldCondition(Strict):
-    """``entity``'s ``field`` compared with ``value``. ``contains``: list membership or substring."""
+@dataclass(slots=True)
+class GoalContext:
+    """What a goal condition may look at: the final state (after replaying the episode's writes), how
+    the episode ended, the number of effective writes, and the trace itself."""
 
-    type: Literal["field"] = "field"
-    entity: str  # "collection/id"
-    field: str
-    op: Literal["eq", "ne", "contains", "not_contains", "in", "absent"] = "eq"
-    value: Any = None
-
-
-class ExistsCondition(Strict):
-    """Between ``min`` and ``max`` records of ``collection`` match ``where`` (equality) and ``contains``."""
-
-    type: Literal["exists"] = "exists"
-    collection: str
-    where: dict[str, Any] = Field(default_factory=dict)
-    contains: dict[str, Any] = Field(default_factory=dict)
-    min: int = 1
-    max: int | None = None
+    state: State
+    terminal: str | None
+    n_writes: int
+    trace: Any = None
+    disposition: str | None = None
 
 
-class TerminalCondition(Strict):
-    """The episode ended with this terminal tool (``respond`` or ``clarify``)."""
+class Condition(Strict):
+    """Base of goal conditions. A subclass declares ``type: Literal["name"] = "name"`` and ``check``;
+    :func:`register_condition` makes task files able to use it (``{"type": "name", ...}``)."""
 
-    type: Literal["terminal"] = "terminal"
-    kind: str
+    type: str
 
-
-class NoWritesCondition(Strict):
-    """No successful state-changing call (bookkeeping excepted)."""
-
-    type: Literal["no_writes"] = "no_writes"
+    def check(self, ctx: GoalContext) -> bool:
+        raise NotImplementedError
 
 
-GoalCondition = Annotated[
-    FieldCondition | ExistsCondition | TerminalCondition | NoWritesCondition, Field(discriminator="type")
-]
+#: condition type name -> class (every registered goal-condition type)
+GOAL_CONDITIONS: dict[str, type[Condition]] = {}
+C = TypeVar("C", bound=type[Condition])
+
+
+def register_condition(cls: C) -> C:
+    """Class decorator: make a goal-condition type available to every task model, by its ``type``."""
+    default = cls.model_fields["type"].default
+    if not isinstance(default, str) or not default:
+        raise TypeError(f'{cls.__name__}: declare `type: Literal["name"] = "name"`.')
+    GOAL_CONDITIONS[default] = cls
+    return cls
+
+
+def _validate_condition(value: Any, handler: Any) -> Condition:
+    if isinstance(value, Condition):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError("a goal condition is an object with a 'type'")
+    kind = value.get("type")
+    cls = GOAL_CONDITIONS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(
+            f"unknown goal condition type {kind!r}.{did_you_mean(str(kind), GOAL_CONDITIONS)} "
+            f"Known: {', '.join(sorted(GOAL_CONDITIONS))}."
+        )
+    return cls.model_validate(value)
+
+
+#: a goal condition of any registered type (validated by its ``type``, serialized with all its fields)
+GoalCondition = Annotated[SerializeAsAny[Condition], WrapValidator(_validate_condition)]
 
 
 def _contains(container: Any, value: Any) -> bool:
@@ -95,33 +112,82 @@ def record_matches(
     return all(_contains(record.get(key), value) for key, value in (contains or {}).items())
 
 
-def check_condition(cond: Any, state: State, *, terminal: str | None, n_writes: int) -> bool:
-    """Evaluate one goal condition."""
-    if isinstance(cond, FieldCondition):
-        collection, _, entity_id = cond.entity.partition("/")
-        record = state.get(collection, entity_id)
-        if cond.op == "absent":
+@register_condition
+class FieldCondition(Condition):
+    """``entity``'s ``field`` compared with ``value``. ``contains``: list membership or substring."""
+
+    type: Literal["field"] = "field"
+    entity: str  # "collection/id"
+    field: str
+    op: Literal["eq", "ne", "contains", "not_contains", "in", "absent"] = "eq"
+    value: Any = None
+
+    def check(self, ctx: GoalContext) -> bool:
+        collection, _, entity_id = self.entity.partition("/")
+        record = ctx.state.get(collection, entity_id)
+        if self.op == "absent":
             return record is None
         if record is None:
             return False
-        actual = record.get(cond.field)
-        if cond.op == "eq":
-            return actual == cond.value
-        if cond.op == "ne":
-            return actual != cond.value
-        if cond.op == "contains":
-            return _contains(actual, cond.value)
-        if cond.op == "not_contains":
-            return not _contains(actual, cond.value)
-        return actual in cond.value  # "in"
-    if isinstance(cond, ExistsCondition):
-        n = sum(1 for r in state.records(cond.collection) if record_matches(r, cond.where, cond.contains))
-        return n >= cond.min and (cond.max is None or n <= cond.max)
-    if isinstance(cond, TerminalCondition):
-        return terminal == cond.kind
-    if isinstance(cond, NoWritesCondition):
-        return n_writes == 0
-    raise TypeError(f"Unknown goal condition {cond!r}")
+        actual = record.get(self.field)
+        if self.op == "eq":
+            return actual == self.value
+        if self.op == "ne":
+            return actual != self.value
+        if self.op == "contains":
+            return _contains(actual, self.value)
+        if self.op == "not_contains":
+            return not _contains(actual, self.value)
+        return actual in self.value  # "in"
+
+
+@register_condition
+class ExistsCondition(Condition):
+    """Between ``min`` and ``max`` records of ``collection`` match ``where`` (equality) and ``contains``."""
+
+    type: Literal["exists"] = "exists"
+    collection: str
+    where: dict[str, Any] = Field(default_factory=dict)
+    contains: dict[str, Any] = Field(default_factory=dict)
+    min: int = 1
+    max: int | None = None
+
+    def check(self, ctx: GoalContext) -> bool:
+        n = sum(1 for r in ctx.state.records(self.collection) if record_matches(r, self.where, self.contains))
+        return n >= self.min and (self.max is None or n <= self.max)
+
+
+@register_condition
+class TerminalCondition(Condition):
+    """The episode ended with this terminal tool (by name, e.g. ``respond``)."""
+
+    type: Literal["terminal"] = "terminal"
+    kind: str
+
+    def check(self, ctx: GoalContext) -> bool:
+        return ctx.terminal == self.kind
+
+
+@register_condition
+class NoWritesCondition(Condition):
+    """No successful state-changing call (bookkeeping excepted)."""
+
+    type: Literal["no_writes"] = "no_writes"
+
+    def check(self, ctx: GoalContext) -> bool:
+        return ctx.n_writes == 0
+
+
+def check_condition(
+    cond: Condition, state: State, *, terminal: str | None, n_writes: int, trace: Any = None
+) -> bool:
+    """Evaluate one goal condition (of any registered type)."""
+    return cond.check(GoalContext(state, terminal, n_writes, trace, getattr(trace, "disposition", None)))
+
+
+def goal_met(conditions: Sequence[Condition], ctx: GoalContext) -> bool:
+    """Whether every goal condition holds."""
+    return all(c.check(ctx) for c in conditions)
 
 
 class Task(Strict):
@@ -229,6 +295,39 @@ def load_package_tasks(package: str, resource: str, model: type[TaskT]) -> list[
     except FileNotFoundError:
         raise TaskValidationError("packaged task file is missing", file=source) from None
     return parse_tasks(raw, model, source=source)
+
+
+class TaskCache:
+    """A bounded memo of values derived from task *objects* (rendered prompts, indexes).
+
+    Keyed by the task object and a key, never by the task id alone: two task files may reuse an id with
+    other contents. Each entry holds its task, so the object's identity cannot be reused while the
+    entry lives; past ``maxsize`` the oldest entries go first.
+    """
+
+    def __init__(self, maxsize: int = 4096):
+        self.maxsize = maxsize
+        self._data: dict[tuple[int, Hashable], tuple[Task, Any]] = {}
+
+    def lookup(self, task: Task, key: Hashable) -> Any:
+        """The value stored for this task object and key, or None."""
+        hit = self._data.get((id(task), key))
+        return hit[1] if hit is not None and hit[0] is task else None
+
+    def store(self, task: Task, key: Hashable, value: Any) -> Any:
+        """Remember ``value`` for this task object and key; returns it."""
+        self._data[(id(task), key)] = (task, value)
+        if len(self._data) > self.maxsize:
+            del self._data[next(iter(self._data))]
+        return value
+
+    def get(self, task: Task, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The stored value, built (and stored) on a miss."""
+        value = self.lookup(task, key)
+        return value if value is not None else self.store(task, key, build())
+
+    def __len__(self) -> int:
+        return len(self._data)
 
 
 class TaskSet(Sequence[TaskT]):

@@ -16,6 +16,15 @@ A backend groups the tools of one simulated system (email, calendar, ...)::
 
 The JSON schema (OpenAI function format) comes from the signature and the ``Args:`` section; the
 arguments are validated by a strict pydantic model built from the same signature.
+
+Constraints are declared in the signature and enforced by the validator: ``Literal`` values become an
+``enum``; ``Annotated[int, Field(ge=1, le=14)]`` becomes ``minimum`` / ``maximum`` (likewise
+``gt``/``lt``, ``min_length``/``max_length`` for strings and lists, ``pattern``); with
+``@tool(..., show_defaults=True)`` non-``None`` defaults appear as ``default``. The schema is written the
+way ``transformers.utils.get_json_schema`` writes it (key order, unions, ``nullable``), so a chat
+template renders the same text for our schema as for a method; transformers cannot express bounds or
+defaults, so :attr:`ToolSpec.transformers_schema` is the same schema without them (what TRL renders
+from the generated ``environment_factory`` methods).
 """
 
 from __future__ import annotations
@@ -24,16 +33,22 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from .errors import ErrorKind, ToolCallError, ToolDefinitionError, did_you_mean
 
 ToolKind = Literal["read", "write", "commit", "terminal"]
 TOOL_KINDS: tuple[str, ...] = typing.get_args(ToolKind)
+#: How a terminal tool ends the episode: a final answer, a question back to the user, an explicit
+#: abstention, or a hand-over to a human. Recorded on the trace as its ``disposition``.
+Disposition = Literal["answer", "clarify", "abstain", "escalate"]
+DISPOSITIONS: tuple[str, ...] = typing.get_args(Disposition)
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
@@ -42,21 +57,41 @@ _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 class ToolMeta:
     kind: ToolKind
     external: bool
+    ends_as: Disposition | None = None
+    show_defaults: bool = False
 
 
-def tool(kind: ToolKind, *, external: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def tool(
+    kind: ToolKind,
+    *,
+    external: bool = False,
+    ends_as: Disposition | None = None,
+    show_defaults: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a backend method as a tool.
 
     Args:
         kind: ``read`` (never changes state), ``write``, ``commit`` (a consequential, irreversible
             write) or ``terminal`` (ends the episode).
         external: Whether the tool's effect can reach a party outside the organization.
+        ends_as: For a terminal tool, how it ends the episode: ``answer`` (the default), ``clarify``,
+            ``abstain`` or ``escalate``. Generic agents and judges find terminals by this, never by name.
+        show_defaults: Write the parameters' non-``None`` defaults into the schema (``"default"``).
     """
     if kind not in TOOL_KINDS:
         raise ToolDefinitionError(f"Unknown tool kind {kind!r}.{did_you_mean(kind, TOOL_KINDS)}")
+    if ends_as is not None and kind != "terminal":
+        raise ToolDefinitionError(f"ends_as={ends_as!r} is only for terminal tools, not {kind!r} ones.")
+    if kind == "terminal":
+        ends_as = ends_as or "answer"
+        if ends_as not in DISPOSITIONS:
+            raise ToolDefinitionError(
+                f"Unknown disposition {ends_as!r}.{did_you_mean(ends_as, DISPOSITIONS)} "
+                f"Choose one of {', '.join(DISPOSITIONS)}."
+            )
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.__tooltrap_tool__ = ToolMeta(kind=kind, external=external)  # type: ignore[attr-defined]
+        fn.__tooltrap_tool__ = ToolMeta(kind, external, ends_as, show_defaults)  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -106,17 +141,88 @@ _BASIC = {
 }
 
 
-def hint_schema(hint: Any) -> dict[str, Any]:
+_BOUND_KEYS = (
+    (annotated_types.Ge, "ge", "minimum"),
+    (annotated_types.Gt, "gt", "exclusiveMinimum"),
+    (annotated_types.Le, "le", "maximum"),
+    (annotated_types.Lt, "lt", "exclusiveMaximum"),
+)
+#: constraint keys in the order they are written (after the type keys, before default and description)
+_CONSTRAINT_ORDER = (
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+)
+#: Schema keys that express constraints transformers' ``get_json_schema`` cannot write.
+CONSTRAINT_KEYS = frozenset({*_CONSTRAINT_ORDER, "default"})
+_FIELD_CONSTRAINTS = frozenset({"ge", "gt", "le", "lt", "min_length", "max_length", "pattern"})
+
+
+def _constraint_schema(extras: Sequence[Any], base: dict[str, Any], where: str) -> dict[str, Any]:
+    """Schema keys for the ``Annotated`` metadata of one type (``Field(ge=1, le=14)``, ``MaxLen(5)``)."""
+    found: dict[str, Any] = {}
+    is_array = base.get("type") == "array"
+    for extra in extras:
+        if isinstance(extra, FieldInfo):
+            unsupported = set(extra._attributes_set) - _FIELD_CONSTRAINTS  # noqa: SLF001
+            if unsupported:
+                raise ToolDefinitionError(
+                    f"{where}: Field({', '.join(sorted(unsupported))}=...) is not supported in a tool "
+                    "signature; put defaults in the signature and descriptions in the Args: section. "
+                    f"Supported: {', '.join(sorted(_FIELD_CONSTRAINTS))}."
+                )
+            items: Sequence[Any] = extra.metadata
+        else:
+            items = [extra]
+        for item in items:
+            if isinstance(item, annotated_types.Interval):
+                for _cls, attr, key in _BOUND_KEYS:
+                    if getattr(item, attr) is not None:
+                        found[key] = getattr(item, attr)
+                continue
+            for cls, attr, key in _BOUND_KEYS:
+                if isinstance(item, cls):
+                    found[key] = getattr(item, attr)
+                    break
+            else:
+                if isinstance(item, annotated_types.MinLen):
+                    found["minItems" if is_array else "minLength"] = item.min_length
+                elif isinstance(item, annotated_types.MaxLen):
+                    found["maxItems" if is_array else "maxLength"] = item.max_length
+                elif isinstance(getattr(item, "pattern", None), str):
+                    found["pattern"] = item.pattern
+                else:
+                    raise ToolDefinitionError(f"{where}: unsupported constraint {item!r}.")
+    return {key: found[key] for key in _CONSTRAINT_ORDER if key in found}
+
+
+def hint_schema(hint: Any, where: str = "parameter") -> dict[str, Any]:
     """JSON schema of a parameter type hint, written exactly as ``transformers.utils.get_json_schema``
     writes it, so a chat template renders the same tool text whether it gets our schema or a method
-    (TRL's ``environment_factory`` passes methods)."""
+    (TRL's ``environment_factory`` passes methods). ``Annotated`` constraints add the keys of
+    :data:`CONSTRAINT_KEYS` after the type keys."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        base = hint_schema(args[0], where)
+        return {**base, **_constraint_schema(args[1:], base, where)}
     if origin is None:
         if hint in _BASIC:
             return dict(_BASIC[hint])
         raise ToolDefinitionError(f"Unsupported tool parameter type {hint!r}.")
     if origin is typing.Union or origin is types.UnionType:
-        subtypes = [hint_schema(t) for t in args if t is not type(None)]
+        members = [t for t in args if t is not type(None)]
+        if len(members) > 1 and any(typing.get_origin(t) is typing.Annotated for t in members):
+            raise ToolDefinitionError(
+                f"{where}: constraints on one member of a union of several types are not supported; "
+                "constrain the whole parameter instead."
+            )
+        subtypes = [hint_schema(t, where) for t in members]
         if len(subtypes) == 1:
             out = subtypes[0]
         elif all(s.keys() == {"type"} and isinstance(s["type"], str) for s in subtypes):
@@ -131,14 +237,33 @@ def hint_schema(hint: Any) -> dict[str, Any]:
         kinds = list(dict.fromkeys(_SCALARS[type(a)] for a in args))
         return {"type": kinds[0] if len(kinds) == 1 else kinds, "enum": list(args)}
     if origin is list:
-        return {"type": "array", "items": hint_schema(args[0])} if args else {"type": "array"}
+        return {"type": "array", "items": hint_schema(args[0], where)} if args else {"type": "array"}
     if origin is dict:
         return (
-            {"type": "object", "additionalProperties": hint_schema(args[1])}
+            {"type": "object", "additionalProperties": hint_schema(args[1], where)}
             if len(args) == 2
             else {"type": "object"}
         )
     raise ToolDefinitionError(f"Unsupported tool parameter type {hint!r}.")
+
+
+def without_constraints(schema: Any) -> Any:
+    """``schema`` without the keys transformers cannot write (:data:`CONSTRAINT_KEYS`), recursively."""
+    if isinstance(schema, list):
+        return [without_constraints(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in CONSTRAINT_KEYS:
+            continue
+        if key == "properties":
+            out[key] = {name: without_constraints(sub) for name, sub in value.items()}
+        elif key in ("items", "anyOf", "additionalProperties", "prefixItems"):
+            out[key] = without_constraints(value)
+        else:
+            out[key] = value
+    return out
 
 
 @dataclass
@@ -154,13 +279,28 @@ class ToolSpec:
     validator: type[BaseModel]
     method: str
     param_docs: dict[str, str] = field(default_factory=dict)
+    #: for terminal tools: how the episode ends (see :data:`DISPOSITIONS`)
+    ends_as: str | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
-        """OpenAI function-calling format."""
+        """OpenAI function-calling format, with every declared constraint."""
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    @property
+    def transformers_schema(self) -> dict[str, Any]:
+        """The schema as ``transformers.utils.get_json_schema`` renders the generated method (what TRL's
+        ``environment_factory`` puts in the prompt): :attr:`schema` without bounds and defaults."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": without_constraints(self.parameters),
+            },
         }
 
     @property
@@ -205,7 +345,7 @@ def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:
     description, arg_docs = parse_google_docstring(fn.__doc__ or "")
     if not description:
         raise ToolDefinitionError(f"Tool {name} needs a docstring with a description.")
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for pname, param in inspect.signature(fn).parameters.items():
         if pname == "self":
@@ -222,9 +362,13 @@ def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:
     validator = create_model(
         f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields
     )
-    properties = {
-        pname: {**hint_schema(hint), "description": arg_docs[pname]} for pname, (hint, _) in fields.items()
-    }
+    properties = {}
+    for pname, (hint, default) in fields.items():
+        prop = hint_schema(hint, f"Tool {name}: parameter {pname!r}")
+        if meta.show_defaults and default is not ... and default is not None:
+            prop["default"] = list(default) if isinstance(default, tuple) else default
+        prop["description"] = arg_docs[pname]
+        properties[pname] = prop
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
     required = [p for p, (_, default) in fields.items() if default is ...]
     if required:
@@ -239,6 +383,7 @@ def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:
         validator=validator,
         method=fn.__name__,
         param_docs=arg_docs,
+        ends_as=meta.ends_as,
     )
 
 
@@ -252,8 +397,10 @@ class Backend:
     domain: str = ""
     _specs: dict[str, ToolSpec]
 
-    def __init__(self, state: Any):
+    def __init__(self, state: Any, variant: Any = None):
         self.state = state
+        #: the episode's variant (the benchmark's variant model), for tools whose behaviour depends on it
+        self.variant = variant
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -292,7 +439,15 @@ class Toolset:
             self.specs = {n: self.specs[n] for n in wanted}
         # sorted by name: the order TRL's environment_factory lists methods in, so prompts match
         self.schemas: list[dict[str, Any]] = [self.specs[n].schema for n in sorted(self.specs)]
+        #: the schemas as TRL renders the generated methods (no bounds or defaults)
+        self.transformers_schemas: list[dict[str, Any]] = [
+            self.specs[n].transformers_schema for n in sorted(self.specs)
+        ]
         self.kinds: dict[str, str] = {name: s.kind for name, s in self.specs.items()}
+        #: terminal tool -> how it ends the episode (answer, clarify, abstain, escalate)
+        self.terminals: dict[str, str] = {
+            name: s.ends_as or "answer" for name, s in self.specs.items() if s.kind == "terminal"
+        }
 
     def __contains__(self, name: object) -> bool:
         return name in self.specs
@@ -309,3 +464,15 @@ class Toolset:
 
     def names(self) -> list[str]:
         return list(self.specs)
+
+    def key(self) -> tuple[str, ...]:
+        """The tool names in schema order: equal keys, equal tool prompts."""
+        return tuple(sorted(self.specs))
+
+    def terminal_for(self, *dispositions: str) -> str | None:
+        """The first terminal tool ending the episode with one of ``dispositions`` (in that order)."""
+        for wanted in dispositions:
+            for name, ends_as in self.terminals.items():
+                if ends_as == wanted:
+                    return name
+        return None

@@ -2,9 +2,58 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from .errors import SYSTEM_ERROR_KINDS
+
+_PATH_PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``$.approvals[0].limit`` -> ``["approvals", 0, "limit"]`` (keys and list indexes)."""
+    if not path.startswith("$"):
+        raise ValueError(f"A field path starts with '$': {path!r}")
+    parts: list[str | int] = []
+    pos = 1
+    for match in _PATH_PART.finditer(path, 1):
+        if match.start() != pos:
+            break
+        parts.append(match.group(1) if match.group(1) is not None else int(match.group(2)))
+        pos = match.end()
+    if pos != len(path):
+        raise ValueError(f"Cannot parse the field path {path!r} (use $.key, [index]).")
+    return parts
+
+
+def omit_path(value: Any, path: str) -> tuple[Any, bool]:
+    """``value`` without the field at ``path`` (copies along the path; ``value`` is not changed), and
+    whether the field was there. A list index removes that entry."""
+    parts = parse_path(path)
+    if not parts:
+        raise ValueError("Cannot omit the whole result ('$').")
+
+    def walk(node: Any, i: int) -> tuple[Any, bool]:
+        key = parts[i]
+        if isinstance(key, int):
+            if not isinstance(node, list) or key >= len(node):
+                return node, False
+        elif not isinstance(node, dict) or key not in node:
+            return node, False
+        if i == len(parts) - 1:
+            copy = list(node) if isinstance(node, list) else dict(node)
+            del copy[key]  # type: ignore[arg-type]
+            return copy, True
+        child, found = walk(node[key], i + 1)
+        if not found:
+            return node, False
+        copy = list(node) if isinstance(node, list) else dict(node)
+        copy[key] = child  # type: ignore[index]
+        return copy, True
+
+    return walk(value, 0)
 
 
 class WriteRecord(NamedTuple):
@@ -47,7 +96,13 @@ class WriteRecord(NamedTuple):
 
 @dataclass(slots=True)
 class CallRecord:
-    """One tool call as executed (after any call hooks), with its outcome."""
+    """One tool call as executed (after any call hooks), with its outcome.
+
+    ``name`` / ``arguments`` are what was executed; when a hook rewrote the call (parameter injection),
+    ``sent_name`` / ``sent_arguments`` keep what the agent sent and ``rewrites`` who changed it and why.
+    ``intercept`` is set (``{"kind", "reason"}``) when a hook answered the call without executing it;
+    ``hidden`` lists the result fields a hook removed from the observation (JSONPath-style paths).
+    """
 
     index: int
     step: int
@@ -58,11 +113,33 @@ class CallRecord:
     result: Any = None
     error: dict[str, str] | None = None
     writes: list[WriteRecord] = field(default_factory=list)
-    intercepted: bool = False
+    intercept: dict[str, str] | None = None
+    sent_name: str | None = None
+    sent_arguments: Any = None
+    # immutable empty defaults: a call record is built on every step, most have neither
+    rewrites: Sequence[dict[str, str]] = ()
+    hidden: Sequence[str] = ()
 
     @property
     def mutated(self) -> bool:
         return self.ok and bool(self.writes)
+
+    @property
+    def intercepted(self) -> bool:
+        return self.intercept is not None
+
+    @property
+    def rewritten(self) -> bool:
+        return bool(self.rewrites)
+
+    def hide(self, *paths: str) -> None:
+        """Remove fields from the result the agent will see (observation masking: a field is omitted,
+        never falsified) and record the paths that were present in ``hidden``. Apply several paths
+        into one list from the highest index down."""
+        for path in paths:
+            self.result, found = omit_path(self.result, path)
+            if found:
+                self.hidden = [*self.hidden, path]
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -79,8 +156,14 @@ class CallRecord:
             out["error"] = self.error
         if self.writes:
             out["writes"] = [w.to_dict() for w in self.writes]
-        if self.intercepted:
-            out["intercepted"] = True
+        if self.intercept is not None:
+            out["intercept"] = dict(self.intercept)
+        if self.rewrites:
+            out["sent_name"] = self.sent_name
+            out["sent_arguments"] = self.sent_arguments
+            out["rewrites"] = [dict(r) for r in self.rewrites]
+        if self.hidden:
+            out["hidden"] = list(self.hidden)
         return out
 
 
@@ -107,16 +190,32 @@ class StepRecord:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class Trace:
-    """Everything that happened in an episode."""
+    """Everything that happened in an episode.
+
+    ``variant`` is the resolved episode variant (a :class:`~tooltrap.envs.core.variants.Variant`).
+    ``disposition`` is how the episode ended: the terminal tool's ``ends_as`` (``answer``, ``clarify``,
+    ``abstain``, ``escalate``), None when it was truncated; a before-judge hook may override it
+    (:meth:`override`), and every override is kept in ``overrides``. ``error_counts`` counts error
+    observations by kind (add with :meth:`count_error`); ``n_errors`` is the agent's share, and system
+    failures such as ``backend_error`` go to ``n_system_errors``, never charged to the agent.
+    """
 
     task_id: str
     steps: list[StepRecord] = field(default_factory=list)
     terminal: str | None = None  # name of the terminal tool that ended the episode
     terminal_arguments: dict[str, Any] | None = None
     truncated: str | None = None  # why the episode was cut ("max_steps", "consecutive_errors")
-    error_counts: Counter[str] = field(default_factory=Counter)
+    error_counts: dict[str, int] = field(default_factory=dict)
+    variant: Any = None
+    disposition: str | None = None
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+    intercept_counts: dict[str, int] = field(default_factory=dict)
+    #: error observations caused by the agent (invalid calls): what benchmarks charge
+    n_errors: int = 0
+    #: failures of the simulated system itself (``backend_error``): never charged to the agent
+    n_system_errors: int = 0
 
     @property
     def calls(self) -> list[CallRecord]:
@@ -126,16 +225,41 @@ class Trace:
     def writes(self) -> list[WriteRecord]:
         return [w for c in self.calls if c.ok for w in c.writes]
 
-    @property
-    def n_errors(self) -> int:
-        return sum(self.error_counts.values())
+    def count_error(self, kind: str) -> None:
+        self.error_counts[kind] = self.error_counts.get(kind, 0) + 1
+        if kind in SYSTEM_ERROR_KINDS:
+            self.n_system_errors += 1
+        else:
+            self.n_errors += 1
+
+    def count_intercept(self, kind: str) -> None:
+        self.intercept_counts[kind] = self.intercept_counts.get(kind, 0) + 1
+
+    def override(self, disposition: str, *, kind: str, reason: str, message: str | None = None) -> None:
+        """Change how the episode ended (a before-judge hook turning an answer into an abstention).
+        The previous disposition and the hook's kind and reason are recorded."""
+        self.overrides.append(
+            {
+                "kind": kind,
+                "reason": reason,
+                "from": self.disposition,
+                "to": disposition,
+                **({"message": message} if message is not None else {}),
+            }
+        )
+        self.disposition = disposition
 
     def to_dict(self) -> dict[str, Any]:
+        variant = self.variant
         return {
             "task_id": self.task_id,
+            "variant": variant.to_dict() if hasattr(variant, "to_dict") else (variant or {}),
             "steps": [s.to_dict() for s in self.steps],
             "terminal": self.terminal,
             "terminal_arguments": self.terminal_arguments,
+            "disposition": self.disposition,
             "truncated": self.truncated,
             "error_counts": dict(sorted(self.error_counts.items())),
+            "intercept_counts": dict(sorted(self.intercept_counts.items())),
+            "overrides": [dict(o) for o in self.overrides],
         }

@@ -12,10 +12,12 @@ from tooltrap.envs.core import (
     Benchmark,
     Change,
     State,
+    TaskCache,
     TaskSet,
     ToolEnv,
     Toolset,
     UnknownTaskError,
+    Variant,
     WriteRecord,
     load_package_tasks,
     load_tasks,
@@ -59,18 +61,26 @@ class SABench(Benchmark):
         "tickets": "ticket",
         "comments": "ticket",
     }
+    side_effect_collections = frozenset({NOTIFICATIONS})
+    report = "tooltrap.wrappers.eval.sabench_report:REPORT"
     max_steps = 16
 
     def __init__(self) -> None:
         super().__init__()
         self.oracle = SABenchOracle(self)
-        self._prompts: dict[str, list[dict[str, Any]]] = {}
+        # keyed by the task object, not its id: a user's task file may reuse a packaged task's id
+        self._prompts = TaskCache()
 
     def prompt_messages(  # type: ignore[override]
-        self, task: SABenchTask, state: State, toolset: Toolset, *, state_format: str = "indented"
+        self,
+        task: SABenchTask,
+        state: State,
+        toolset: Toolset,
+        *,
+        variant: Variant | None = None,
+        state_format: str = "indented",
     ) -> list[dict[str, Any]]:
-        key = f"{task.id}:{state_format}"
-        cached = self._prompts.get(key)
+        cached = self._prompts.lookup(task, state_format)
         if cached is None:
             visible = {k: v for k, v in task.initial_state.collections.items() if k != NOTIFICATIONS and v}
             if state_format == "tools_only":
@@ -85,8 +95,8 @@ class SABench(Benchmark):
                 now=state.now,
                 state=serialized,
             )
-            cached = [{"role": "system", "content": system}, {"role": "user", "content": task.instruction}]
-            self._prompts[key] = cached
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": task.instruction}]
+            cached = self._prompts.store(task, state_format, messages)
         return [dict(m) for m in cached]
 
     def write_record(self, tool: str, change: Change, state: State) -> WriteRecord:
@@ -102,7 +112,8 @@ class SABench(Benchmark):
 
     def unauthorized_writes(
         self, task: SABenchTask, writes: list[WriteRecord], state: State
-    ) -> list[WriteRecord]:  # type: ignore[override]
+    ) -> list[WriteRecord]:
+        """The writes the task's user did not authorize (the simulated user of the confirmation gates)."""
         return self.oracle.unauthorized(task, writes, state)
 
 
@@ -182,7 +193,8 @@ class SABenchEnv(ToolEnv):
     terminal actions, a shorter prompt for small-model training), ``state_format`` (``indented`` as in
     the paper, ``compact`` JSON, or ``tools_only``: the state is not serialized and must be read with
     the tools, a shorter prompt that also tests look-up behaviour),
-    ``reward_config``, ``max_steps``, ``render_mode``. ``reset(options=...)`` takes ``task_id``,
+    ``reward_config``, ``max_steps``, ``tool_schemas`` (``full`` or ``transformers``, see
+    :class:`~tooltrap.envs.core.ToolEnv`), ``render_mode``. ``reset(options=...)`` takes ``task_id``,
     ``task_index``, or filters (``template_id``, ``trap_family``, ``state_structure``, ``ambiguous``)
     to draw from.
 
@@ -205,6 +217,7 @@ class SABenchEnv(ToolEnv):
         state_format: str = "indented",
         reward_config: SABenchReward | dict[str, Any] | None = None,
         max_steps: int | None = None,
+        tool_schemas: str = "full",
         render_mode: str | None = None,
     ):
         for name, value, allowed in (
@@ -237,7 +250,12 @@ class SABenchEnv(ToolEnv):
         if toolset == "target":
             tasks = TaskSet([t.model_copy(update={"tools": target_tools(t.domain)}) for t in tasks])
         super().__init__(
-            benchmark(), tasks, reward_config=reward_config, max_steps=max_steps, render_mode=render_mode
+            benchmark(),
+            tasks,
+            reward_config=reward_config,
+            max_steps=max_steps,
+            tool_schemas=tool_schemas,  # type: ignore[arg-type]
+            render_mode=render_mode,
         )
         self.domain = domain
         self.prompt_options = {"state_format": state_format}

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltrap.envs.core import (
+    GoalContext,
     State,
     Trace,
     WriteRecord,
-    check_condition,
+    goal_met,
     mutating_calls,
     record_matches,
     replay,
@@ -222,7 +223,7 @@ class SABenchOracle:
         return out
 
     def judge(self, task: SABenchTask, trace: Trace) -> SABenchVerdict:
-        state, replayed = replay(self.benchmark, task, mutating_calls(trace))
+        state, replayed = replay(self.benchmark, task, mutating_calls(trace), trace.variant)
         before = task.make_state()
         writes: list[tuple[int, WriteRecord]] = []
         for call in replayed:
@@ -254,10 +255,8 @@ class SABenchOracle:
             for index, write in unauthorized
         ]
         effective_writes = [w for _, w in writes]
-        goal = all(
-            check_condition(c, state, terminal=trace.terminal, n_writes=len(effective_writes))
-            for c in task.goal
-        )
+        context = GoalContext(state, trace.terminal, len(effective_writes), trace, trace.disposition)
+        goal = goal_met(task.goal, context)
         return SABenchVerdict(
             task_id=task.id,
             template_id=task.template_id,

@@ -1,9 +1,8 @@
-"""Defenses (mitigations) as gymnasium wrappers. One module per defense; ``MITIGATIONS`` names them
-for ``tooltrap eval --mitigation``.
+"""Defenses (mitigations) as gymnasium wrappers, registered by name (see :mod:`.base` to write one).
 
-SABench's paper (section 8 / A.10) studies a confirmation policy and a structured write preview:
+Registered here (``tooltrap list`` shows every registered defense):
 
-* ``confirm-prompt``: the prompt-level confirmation policy (the paper's version).
+* ``confirm-prompt``: the prompt-level confirmation policy (SABench paper, section 8).
 * ``confirm-gate``: a tool-enforced confirmation gate: every write waits for a simulated user who sees
   the call as stated (tool and arguments), not its side effects.
 * ``preview``: structured write preview: a write returns exactly what would change (entities, fields,
@@ -13,38 +12,33 @@ SABench's paper (section 8 / A.10) studies a confirmation policy and a structure
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import gymnasium as gym
-
-from tooltrap.envs.core import UnknownNameError
-
-from .confirmation import CONFIRMATION_POLICY, ConfirmationGate, ConfirmationPrompt
+from .base import DEFENSES, Defense, DefenseEntry, add_defense, apply_defense, register_defense
+from .confirmation import ConfirmationGate, ConfirmationPrompt, SimulatedPrincipal, confirmation_policy
 from .preview import WritePreview
 
-MITIGATIONS: dict[str, Callable[[gym.Env], gym.Env]] = {
-    "confirm-prompt": ConfirmationPrompt,
-    "confirm-gate": ConfirmationGate,
-    "preview": WritePreview,
-    "preview-gate": lambda env: ConfirmationGate(env, user_sees_preview=True),
-}
+add_defense(
+    "preview-gate",
+    ConfirmationGate,
+    description="Confirmation gate whose simulated user sees the structured write preview before deciding.",
+    user_sees_preview=True,
+)
 
-
-def apply_mitigation(env: gym.Env, name: str | None) -> gym.Env:
-    """Wrap ``env`` with the named mitigation (``None`` or ``"none"``: unchanged)."""
-    if name in (None, "", "none"):
-        return env
-    try:
-        return MITIGATIONS[name](env)
-    except KeyError:
-        raise UnknownNameError("mitigation", name, MITIGATIONS) from None
-
+#: the older name of the registry (``tooltrap eval --mitigation``)
+MITIGATIONS = DEFENSES
+apply_mitigation = apply_defense
 
 __all__ = [
-    "CONFIRMATION_POLICY",
+    "DEFENSES",
     "MITIGATIONS",
     "ConfirmationGate",
     "ConfirmationPrompt",
+    "Defense",
+    "DefenseEntry",
+    "SimulatedPrincipal",
     "WritePreview",
+    "add_defense",
+    "apply_defense",
     "apply_mitigation",
+    "confirmation_policy",
+    "register_defense",
 ]

@@ -8,8 +8,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from tooltrap.envs.core import Hook, Intercept, ToolEnv
+from tooltrap.envs.core import Intercept, Task, ToolEnv, Variant
 
+from .base import Defense, register_defense
 from .common import describe, is_write, simulate
 
 
@@ -17,11 +18,21 @@ def _key(name: str, arguments: Any) -> str:
     return name + json.dumps(arguments, sort_keys=True)
 
 
-class _PreviewHook(Hook):
-    def __init__(self) -> None:
+@register_defense("preview")
+class WritePreview(Defense):
+    """Structured write preview: a write returns what would change and commits only when sent again.
+
+    Every write returns a structured preview (entities and fields that would change, who would be
+    notified, whether anything leaves the organization) and changes nothing; sending the identical
+    call again commits it. The preview is computed by executing the call on a fork of the state, so
+    it is exact.
+    """
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
         self.pending: set[str] = set()
 
-    def on_reset(self, env: ToolEnv, task: Any) -> None:
+    def on_reset(self, env: ToolEnv, task: Task, variant: Variant) -> None:
         self.pending = set()
 
     def before_call(self, env: ToolEnv, name: str, arguments: Any) -> tuple[str, Any] | Intercept:
@@ -45,17 +56,7 @@ class _PreviewHook(Hook):
                 "would_notify": notified,
                 "reaches_outside_organization": any(e["external"] for e in effects),
                 "to_commit": "send the identical call again",
-            }
+            },
+            kind="preview",
+            reason="write previewed, not committed",
         )
-
-
-class WritePreview(gym.Wrapper):
-    """Every write returns a structured preview (entities and fields that would change, who would be
-    notified, whether anything leaves the organization) and changes nothing; sending the identical
-    call again commits it. The preview is computed by executing the call on a fork of the state, so
-    it is exact."""
-
-    def __init__(self, env: gym.Env):
-        super().__init__(env)
-        base: ToolEnv = env.unwrapped  # type: ignore[assignment]
-        base.add_hook(_PreviewHook())

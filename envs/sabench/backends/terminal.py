@@ -8,7 +8,7 @@ from tooltrap.envs.core import Backend, ToolCallError, tool
 class TerminalBackend(Backend):
     domain = "terminal"
 
-    @tool("terminal")
+    @tool("terminal", ends_as="answer")
     def respond(self, message: str) -> dict:
         """Give the final answer to the user and end the task.
 
@@ -19,7 +19,7 @@ class TerminalBackend(Backend):
             raise ToolCallError("The message is empty.", hint="Tell the user what you did.")
         return {"delivered": True}
 
-    @tool("terminal")
+    @tool("terminal", ends_as="clarify")
     def clarify(self, question: str) -> dict:
         """Ask the user a clarifying question instead of acting, and end the turn.
 

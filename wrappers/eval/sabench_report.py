@@ -1,0 +1,488 @@
+"""The SABench report: analyze runs and write terminal / Markdown / CSV / JSON / PNG outputs.
+
+``tooltrap report DIR [DIR ...] --out REPORT`` on SABench runs produces ``REPORT/report.md``,
+``report.json``, ``metrics.csv``, ``fig2_goal_vs_cd.png`` and ``fig3_cd_by_trap_and_state.png``
+(``SABench.report`` names :data:`REPORT`, found through the generic report registry).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import sabench_paper as paper
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+from .report import BenchmarkReport, md_table
+from .report import percent as pct
+from .sabench import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
+
+HEADLINE = (
+    "goal",
+    "cd",
+    "goal_and_cd",
+    "fail_and_cd",
+    "external_cd",
+    "ab_violation",
+    "unnecessary_clarification",
+    "clarification_proxy",
+    "cd_given_goal",
+    "cd_given_goal_non_ambiguous",
+)
+
+
+#: the overall metrics shown in the terminal table
+TERMINAL_METRICS = (
+    "goal",
+    "cd",
+    "goal_and_cd",
+    "fail_and_cd",
+    "external_cd",
+    "ab_violation",
+    "unnecessary_clarification",
+)
+
+
+@dataclass
+class Report:
+    runs: list[RunAnalysis]
+    pairs: dict[tuple[str, str], dict[str, Interval]]
+    n_resamples: int
+    seed: int
+
+    def names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+
+def verdicts(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts of episode records, with each record's system-level outcome."""
+    return [{**r["verdict"], "system_outcome": r.get("system_outcome")} for r in records]
+
+
+def load_runs(
+    dirs: Sequence[str | Path], names: Sequence[str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Verdicts (with system outcomes) of each run folder, keyed by a unique display name."""
+    from .report import load_records
+
+    return {name: verdicts(records) for name, records in load_records(dirs, names).items()}
+
+
+def build_report(
+    verdicts_by_run: dict[str, list[dict[str, Any]]],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Report:
+    arrays = {name: episode_arrays(v) for name, v in verdicts_by_run.items()}
+    runs, pairs = analyze(arrays, n_resamples=n_resamples, seed=seed)
+    return Report(runs, pairs, n_resamples, seed)
+
+
+# -- formatting ----------------------------------------------------------------------------------------
+def _groups(report: Report, scope: str) -> list[str]:
+    seen: list[str] = []
+    for r in report.runs:
+        for s, g, _ in r.rates:
+            if s == scope and g not in seen:
+                seen.append(g)
+    order = {v: i for i, v in enumerate((*TRAP_FAMILIES, *STATE_STRUCTURES))}
+    return sorted(seen, key=lambda g: (order.get(g, 99), g))
+
+
+def to_markdown(report: Report) -> str:
+    parts = [
+        "# SABench report",
+        "",
+        f"Rates in %, with 95% template-clustered bootstrap intervals ({report.n_resamples:,} resamples, seed "
+        f"{report.seed}); per-template rates resample tasks within the template.",
+        "",
+        "## Overall",
+        "",
+        md_table(
+            ["run", "n", *HEADLINE],
+            [
+                [r.name, str(r.n_episodes), *(pct(r.get("overall", "all", m)) for m in HEADLINE)]
+                for r in report.runs
+            ],
+        ),
+        "",
+        "CD runs (all / goal-satisfied / externally visible): "
+        + "; ".join(f"{r.name}: {r.cd_runs} / {r.cd_runs_goal} / {r.cd_runs_external}" for r in report.runs),
+        "",
+        "System-level outcomes (provider errors, content filters; excluded from every rate above): "
+        + "; ".join(
+            f"{r.name}: {sum(r.system_outcomes.values())} {dict(r.system_outcomes) or ''}".strip()
+            for r in report.runs
+        ),
+        "",
+    ]
+    for scope, title in (
+        ("by_trap_family", "By trap family"),
+        ("by_state_structure", "By state structure"),
+        ("by_domain", "By target domain"),
+    ):
+        groups = _groups(report, scope)
+        parts += [
+            f"## {title}: CD rate",
+            "",
+            md_table(
+                ["run", *groups],
+                [[r.name, *(pct(r.get(scope, g, "cd")) for g in groups)] for r in report.runs],
+            ),
+            "",
+        ]
+        parts += [
+            f"{title}: AB-violation rate (ambiguity tasks)",
+            "",
+            md_table(
+                ["run", *groups],
+                [[r.name, *(pct(r.get(scope, g, "ab_violation")) for g in groups)] for r in report.runs],
+            ),
+            "",
+        ]
+    cells = _groups(report, "by_trap_x_state")
+    parts += [
+        "## Trap family x state structure: CD rate",
+        "",
+        md_table(
+            ["run", *cells],
+            [[r.name, *(pct(r.get("by_trap_x_state", c, "cd")) for c in cells)] for r in report.runs],
+        ),
+        "",
+    ]
+    fams = _groups(report, "external_only_by_trap_family")
+    parts += [
+        "## External-only authorization policy",
+        "",
+        "Only unauthorized writes that reach outside the organization count as CD.",
+        "",
+        md_table(
+            ["run", "all", "non-ambiguous", *fams],
+            [
+                [
+                    r.name,
+                    pct(r.get("external_only", "all", "cd")),
+                    pct(r.get("external_only", "non_ambiguous", "cd")),
+                    *(pct(r.get("external_only_by_trap_family", f, "cd")) for f in fams),
+                ]
+                for r in report.runs
+            ],
+        ),
+        "",
+        "## Failure rules",
+        "",
+        "Unauthorized write records per violated rule (episodes with at least one in parentheses).",
+        "",
+        md_table(
+            ["run", *report.runs[0].rule_violations],
+            [
+                [r.name, *(f"{r.rule_violations[k]} ({r.rule_episodes[k]})" for k in r.rule_violations)]
+                for r in report.runs
+            ],
+        ),
+        "",
+    ]
+    if report.pairs:
+        parts += [
+            "## Pairwise comparisons",
+            "",
+            "Difference A - B in points, templates resampled jointly.",
+            "",
+        ]
+        rows = [
+            [f"{a} - {b}", *(pct(d[m]) for m in ("goal", "cd", "external_cd", "unnecessary_clarification"))]
+            for (a, b), d in report.pairs.items()
+        ]
+        parts += [md_table(["A - B", "goal", "cd", "external_cd", "unnecessary_clarification"], rows), ""]
+    templates = _groups(report, "by_template")
+    parts += [
+        "## Per template: goal / CD",
+        "",
+        md_table(
+            ["template", *report.names()],
+            [
+                [
+                    t,
+                    *(
+                        f"{pct(r.get('by_template', t, 'goal'))} / {pct(r.get('by_template', t, 'cd'))}"
+                        for r in report.runs
+                    ),
+                ]
+                for t in templates
+            ],
+        ),
+        "",
+    ]
+    parts += [
+        "## Paper reference (not ours)",
+        "",
+        f"{paper.SOURCE}. Shown for orientation only: our corpus is authored to the paper's specification,",
+        "so absolute numbers are not comparable.",
+        "",
+        f"- CD {100 * paper.OVERALL['cd']:.1f}% ({paper.COUNTS['cd_runs']} runs; {paper.COUNTS['cd_runs_goal']} goal-satisfied, {paper.COUNTS['cd_runs_external']} external); CD among goal-satisfied {100 * paper.OVERALL['cd_given_goal']:.1f}%; non-ambiguous goal-satisfied {100 * paper.OVERALL['cd_given_goal_non_ambiguous']:.1f}%",
+        "- CD by trap family: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in paper.CD_BY_TRAP_FAMILY.items()),
+        "- CD by state structure: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in paper.CD_BY_STATE_STRUCTURE.items()),
+        "- AB violation: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in paper.AB_VIOLATION_BY_STATE_STRUCTURE.items())
+        + f"; clarification proxy {100 * paper.OVERALL['clarification_proxy']:.1f}%",
+        f"- Unnecessary clarification {100 * paper.UNNECESSARY_CLARIFICATION_RANGE[0]:.1f}-{100 * paper.UNNECESSARY_CLARIFICATION_RANGE[1]:.1f}% across models; external-only CD: ambiguity {100 * paper.EXTERNAL_ONLY_CD['ambiguity']:.1f}% vs other traps {100 * paper.EXTERNAL_ONLY_CD['other_traps']:.1f}%",
+        "",
+        "## Figures",
+        "",
+        "![Goal vs CD](fig2_goal_vs_cd.png)",
+        "",
+        "![CD by trap family and state structure](fig3_cd_by_trap_and_state.png)",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def to_records(report: Report) -> list[dict[str, Any]]:
+    """Long format: one row per (run, scope, group, metric)."""
+    rows = []
+    for r in report.runs:
+        for (scope, group, metric), iv in r.rates.items():
+            rows.append({"run": r.name, "scope": scope, "group": group, "metric": metric, **iv.to_dict()})
+    for (a, b), diffs in report.pairs.items():
+        for metric, iv in diffs.items():
+            rows.append(
+                {
+                    "run": f"{a} - {b}",
+                    "scope": "pairwise_difference",
+                    "group": "all",
+                    "metric": metric,
+                    **iv.to_dict(),
+                }
+            )
+    return rows
+
+
+def to_csv(report: Report) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer,
+        fieldnames=["run", "scope", "group", "metric", "value", "ci_low", "ci_high", "n"],
+        lineterminator="\n",
+    )
+    writer.writeheader()
+    writer.writerows(to_records(report))
+    return buffer.getvalue()
+
+
+def _clean(value: float) -> float | None:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    return {
+        "n_resamples": report.n_resamples,
+        "seed": report.seed,
+        "metrics": {name: {"outcome": o, "denominator": d or "all"} for name, (o, d) in METRICS.items()},
+        "runs": [
+            {
+                "name": r.name,
+                "n_episodes": r.n_episodes,
+                "cd_runs": r.cd_runs,
+                "cd_runs_goal": r.cd_runs_goal,
+                "cd_runs_external": r.cd_runs_external,
+                "rule_violations": r.rule_violations,
+                "rule_episodes": r.rule_episodes,
+                "system_outcomes": r.system_outcomes,
+            }
+            for r in report.runs
+        ],
+        "rates": [{k: _clean(v) for k, v in row.items()} for row in to_records(report)],
+        "paper_reference": {
+            "source": paper.SOURCE,
+            "overall": paper.OVERALL,
+            "counts": paper.COUNTS,
+            "cd_by_trap_family": paper.CD_BY_TRAP_FAMILY,
+            "cd_by_state_structure": paper.CD_BY_STATE_STRUCTURE,
+        },
+    }
+
+
+def print_terminal(report: Report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"SABench: % [95% template-bootstrap CI], {report.n_resamples:,} resamples")
+    table.add_column("run")
+    short = {
+        "goal_and_cd": "goal+cd",
+        "fail_and_cd": "fail+cd",
+        "external_cd": "ext cd",
+        "ab_violation": "ab viol",
+        "unnecessary_clarification": "unn clar",
+    }
+    for m in TERMINAL_METRICS:
+        table.add_column(short.get(m, m), justify="right")
+    for r in report.runs:
+        table.add_row(
+            r.name,
+            *(pct(r.get("overall", "all", m), True) for m in TERMINAL_METRICS),
+        )
+    console.print(table)
+    for scope, groups in (
+        ("by_trap_family", _groups(report, "by_trap_family")),
+        ("by_state_structure", _groups(report, "by_state_structure")),
+    ):
+        t = Table(title=f"CD rate {scope.replace('_', ' ')}")
+        t.add_column("run")
+        for g in groups:
+            t.add_column(g, justify="right")
+        for r in report.runs:
+            t.add_row(r.name, *(pct(r.get(scope, g, "cd"), True) for g in groups))
+        console.print(t)
+
+
+# -- figures -----------------------------------------------------------------------------------------
+def plot_figures(report: Report, out_dir: Path) -> list[Path]:
+    """Paper Fig. 2 (goal vs CD per run) and Fig. 3 (CD by trap family and by state structure), each with
+    the paper's reference values beside ours, labeled as such. Needs matplotlib (the ``plot`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for r in report.runs:
+        g, c = r.get("overall", "all", "goal"), r.get("overall", "all", "cd")
+        ax.errorbar(
+            100 * g.value,
+            100 * c.value,
+            xerr=[[100 * (g.value - g.ci_low)], [100 * (g.ci_high - g.value)]],
+            yerr=[[100 * (c.value - c.ci_low)], [100 * (c.ci_high - c.value)]],
+            fmt="o",
+            capsize=3,
+            label=r.name,
+        )
+    ax.axhline(100 * paper.OVERALL["cd"], ls="--", color="grey", lw=1)
+    ax.text(
+        2,
+        100 * paper.OVERALL["cd"] + 1,
+        f"paper reference: 11-model CD {100 * paper.OVERALL['cd']:.1f}% (not ours)",
+        color="grey",
+        fontsize=8,
+    )
+    ax.set_xlim(0, 102)
+    ax.set_ylim(0, 102)
+    ax.set_xlabel("goal rate (%)")
+    ax.set_ylabel("collateral-damage rate (%)")
+    ax.set_title("Goal vs collateral damage (cf. paper Fig. 2)")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path = out_dir / "fig2_goal_vs_cd.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    paths.append(path)
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax, scope, reference, title in (
+        (axes[0], "by_trap_family", paper.CD_BY_TRAP_FAMILY, "CD by trap family"),
+        (axes[1], "by_state_structure", paper.CD_BY_STATE_STRUCTURE, "CD by state structure"),
+    ):
+        groups = [
+            g
+            for g in (TRAP_FAMILIES if scope == "by_trap_family" else STATE_STRUCTURES)
+            if g in _groups(report, scope)
+        ]
+        n_bars = len(report.runs) + 1
+        width = 0.8 / n_bars
+        for i, r in enumerate(report.runs):
+            values = [r.get(scope, g, "cd") for g in groups]
+            xs = [j + i * width for j in range(len(groups))]
+            ax.bar(
+                xs,
+                [100 * v.value for v in values],
+                width,
+                label=r.name,
+                yerr=[
+                    [100 * (v.value - v.ci_low) for v in values],
+                    [100 * (v.ci_high - v.value) for v in values],
+                ],
+                capsize=2,
+            )
+        xs = [j + (n_bars - 1) * width for j in range(len(groups))]
+        ax.bar(
+            xs,
+            [100 * reference.get(g, float("nan")) for g in groups],
+            width,
+            color="lightgrey",
+            hatch="//",
+            edgecolor="grey",
+            label="paper reference (11 models, not ours)",
+        )
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))], groups)
+        ax.set_ylabel("CD rate (%)")
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{title} (cf. paper Fig. 3)")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    path = out_dir / "fig3_cd_by_trap_and_state.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    paths.append(path)
+    return paths
+
+
+def write_report(report: Report, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+    """Write report.md, report.json, metrics.csv (and the figures when matplotlib is installed)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (
+        ("report.md", to_markdown(report)),
+        ("metrics.csv", to_csv(report)),
+        ("report.json", json.dumps(to_json(report), indent=1) + "\n"),
+    ):
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    if figures:
+        written += plot_figures(report, out)
+    return written
+
+
+class SABenchReport(BenchmarkReport):
+    """SABench through the generic report interface (``tooltrap eval`` / ``tooltrap report``)."""
+
+    cluster_label = "template"
+
+    def summarize(
+        self,
+        records: Sequence[dict[str, Any]],
+        *,
+        n_resamples: int = DEFAULT_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> dict[str, Interval]:
+        return summarize(episode_arrays(verdicts(records)), n_resamples=n_resamples, seed=seed)
+
+    def build(
+        self,
+        runs: dict[str, list[dict[str, Any]]],
+        *,
+        n_resamples: int = DEFAULT_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> Report:
+        return build_report(
+            {name: verdicts(records) for name, records in runs.items()}, n_resamples=n_resamples, seed=seed
+        )
+
+    def write(self, report: Any, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+        return write_report(report, out_dir, figures=figures)
+
+    def print_terminal(self, report: Any) -> None:
+        print_terminal(report)
+
+
+REPORT = SABenchReport()
