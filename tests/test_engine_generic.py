@@ -80,6 +80,30 @@ def test_unknown_option_keys_and_values_are_typed_errors_with_did_you_mean():
         make_env("calendar").reset(options={"mask": ["a1"]})
 
 
+def test_benchmark_definitions_are_checked():
+    from tooltrap.envs.core import Benchmark, Variant
+
+    with pytest.raises(EnvUsageError, match="taken by"):
+
+        class Impostor(Benchmark):
+            name = "toylibrary"
+
+    class Clash(Variant):
+        task_id: str = "x"
+
+    with pytest.raises(EnvUsageError, match="reserved"):
+
+        class Reserved(Benchmark):
+            name = "test-reserved"
+            variant_model = Clash
+
+    with pytest.raises(EnvUsageError, match="no episode variants"):
+        from tooltrap.agents import make_agent
+        from tooltrap.evaluate import evaluate
+
+        evaluate("SABench-Calendar-v0", make_agent("gold"), "unused", variants=[{"world": "safe"}])
+
+
 def test_env_kwargs_set_the_default_variant():
     env = _toy(stock="out")
     _, info = env.reset(seed=0, options={"task_id": TASK})

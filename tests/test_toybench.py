@@ -93,6 +93,34 @@ def test_eval_over_a_variant_grid_resumes_by_task_and_variant_then_reports(tmp_p
     assert rows[0] == "run,scope,group,metric,value,ci_low,ci_high,n" and len(rows) > 6
 
 
+def test_a_fresh_process_finds_the_toys_report_through_run_json(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "act"
+    evaluate(ENV, make_agent("act-first"), out, variants=[{"stock": "out"}])
+    root = Path(__file__).parent.parent
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tooltrap",
+            "report",
+            str(out),
+            "--out",
+            str(tmp_path / "r"),
+            "--resamples",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["benchmark"] == "toylibrary"
+
+
 def test_eval_validates_everything_before_writing(tmp_path):
     out = tmp_path / "bad"
     with pytest.raises(Exception, match="stock"):

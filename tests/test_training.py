@@ -260,6 +260,47 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     assert "rewards/goal/mean" in logs[0] and "rewards/collateral_external/mean" in logs[0]
 
 
+def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(warm_model, mini_mix, tmp_path):
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
+
+    mix = [mini_mix[0], EnvMix("tests.toybench:ToyLibrary-v0", name="toy")]
+    factories = environment_factories(mix)
+    rows = task_rows(mix)
+    picked = {r["environment"]: r for r in rows}
+    dataset = Dataset.from_list(
+        [
+            {"prompt": r["prompt"], "task_id": r["task_id"], "environment": r["environment"]}
+            for r in picked.values()
+        ]
+    )
+    loggers = component_rewards(factories)
+    names = [f.__name__ for f in loggers]
+    assert "collateral_internal" in names and "unsafe_commit" in names and names.count("goal") == 1
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(warm_model),
+        processing_class=AutoTokenizer.from_pretrained(warm_model),
+        reward_funcs=loggers,
+        args=_grpo_config(
+            tmp_path / "grpo-two",
+            max_steps=1,
+            per_device_train_batch_size=4,
+            reward_weights=[0.0] * len(loggers),
+        ),
+        train_dataset=dataset,
+        environment_factory=factories,
+    )
+    trainer.train()
+    (log,) = [h for h in trainer.state.log_history if "reward" in h]
+    for cls in factories.values():
+        assert f"rewards/{cls.__name__}/mean" in log
+    # a component only one benchmark reports is averaged over that benchmark's rollouts only
+    assert "rewards/unsafe_commit/mean" in log and "rewards/ambiguity_violation/mean" in log
+
+
 def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, mini_tasks, tmp_path):
     from tooltrap.cli import main as tooltrap_main
     from tooltrap.training.grpo import cli

@@ -33,6 +33,8 @@ MAX_OBSERVATION_CHARS = 1_000_000
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
+#: reset options that pick the task (besides label filters); everything else is a variant key
+TASK_SELECTORS: tuple[str, ...] = ("task_id", "task_index", "template_id", "templates")
 #: every Benchmark subclass with a name, by name (filled as their modules are imported)
 BENCHMARKS: dict[str, type[Benchmark]] = {}
 
@@ -62,7 +64,7 @@ class Benchmark:
     metrics: ClassVar[dict[str, tuple[str, str | None]]] = {}
     #: the verdict field episodes are clustered by in bootstrap intervals
     cluster_by: ClassVar[str] = "template_id"
-    #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.Report``
+    #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.BenchmarkReport``
     #: subclass instance); None: the generic rate report over ``metrics``
     report: ClassVar[str | None] = None
     max_steps: ClassVar[int] = 16
@@ -71,8 +73,20 @@ class Benchmark:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.name:
-            BENCHMARKS[cls.name] = cls
+        if not cls.name:
+            return
+        known = BENCHMARKS.get(cls.name)
+        if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
+            raise EnvUsageError(
+                f"Benchmark name {cls.name!r} is taken by {known.__module__}.{known.__qualname__}; "
+                f"give {cls.__module__}.{cls.__qualname__} another name."
+            )
+        reserved = set(cls.variant_model.model_fields) & set(TASK_SELECTORS)
+        if reserved:
+            raise EnvUsageError(
+                f"{cls.__qualname__}: variant keys {sorted(reserved)} are reserved for selecting tasks."
+            )
+        BENCHMARKS[cls.name] = cls
 
     def __init__(self) -> None:
         self._toolsets: dict[tuple[str, ...] | None, Toolset] = {}
@@ -276,8 +290,6 @@ def _error_json(error: dict[str, str]) -> str:
     return _encode({"ok": False, "error": error})
 
 
-#: reset options that pick the task (besides label filters); everything else is a variant key
-TASK_SELECTORS: tuple[str, ...] = ("task_id", "task_index", "template_id", "templates")
 SchemaDialect = Literal["full", "transformers"]
 
 
@@ -433,7 +445,7 @@ class ToolEnv(gym.Env[str, str]):
         self.variant = variant
         executor = self.executor = Executor(benchmark, task, variant=variant)
         state = self.state = executor.state
-        self.trace = Trace(task_id=task.id, variant=variant)
+        self.trace = Trace(task_id=task.id, variant=variant, seed=seed)
         self.verdict = None
         self._done = False
         self._n_calls = 0

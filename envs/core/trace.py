@@ -204,6 +204,7 @@ class Trace:
 
     task_id: str
     steps: list[StepRecord] = field(default_factory=list)
+    seed: int | None = None  # the reset seed
     terminal: str | None = None  # name of the terminal tool that ended the episode
     terminal_arguments: dict[str, Any] | None = None
     truncated: str | None = None  # why the episode was cut ("max_steps", "consecutive_errors")
@@ -253,6 +254,7 @@ class Trace:
         variant = self.variant
         return {
             "task_id": self.task_id,
+            "seed": self.seed,
             "variant": variant.to_dict() if hasattr(variant, "to_dict") else (variant or {}),
             "steps": [s.to_dict() for s in self.steps],
             "terminal": self.terminal,
