@@ -42,6 +42,7 @@ def test_eval_writes_episodes_and_summary(tmp_path, capsys):
     episodes = read_episodes(out / "episodes.jsonl")
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) >= METRICS
+    assert summary.pop("system_outcomes") == {"n": 0, "by_kind": {}}
     assert all(set(v) == {"value", "ci_low", "ci_high", "n"} for v in summary.values())
     first = episodes[0]
     assert {

@@ -68,7 +68,7 @@ def test_eval_over_a_variant_grid_resumes_by_task_and_variant_then_reports(tmp_p
     keys = [(r["task_id"], r["variant"]["stock"]) for r in records]
     assert len(keys) == 2 * len(toy.TASKS) == len(set(keys))
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary) == set(toy.LibraryBench.metrics)
+    assert set(summary) == {*toy.LibraryBench.metrics, "system_outcomes"}
     assert summary["unsafe_lend"]["value"] == 0.5 and summary["unsafe_lend"]["n"] == 8
     assert "goal" in capsys.readouterr().out
     assert main([*argv, "--variant", "stock=available", "--variant", "stock=out"]) == 0  # nothing to do

@@ -90,20 +90,40 @@ def cmd_eval(args: argparse.Namespace) -> int:
         mitigation=args.mitigation,
         concurrency=args.concurrency,
         progress=not args.quiet,
+        log=lambda message: print(message, file=sys.stderr),
     )
     benchmark = records[0]["benchmark"]
-    summary = _summary(benchmark, records, args.resamples, args.seed)
-    (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    summary: dict[str, Any] = _summary(benchmark, records, args.resamples, args.seed)
     model_level = [r for r in records if not r.get("system_outcome")]
+    system: dict[str, int] = {}
+    for r in records:
+        if r.get("system_outcome"):
+            system[r["system_outcome"]] = system.get(r["system_outcome"], 0) + 1
+    summary["system_outcomes"] = {
+        "n": len(records) - len(model_level),
+        "by_kind": dict(sorted(system.items())),
+    }
+    (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     mean_reward = sum(r["reward"] for r in model_level) / len(model_level) if model_level else float("nan")
-    n_system = len(records) - len(model_level)
+    reasons = ", ".join(f"{k} {n}" for k, n in sorted(system.items()))
     _print_table(
-        f"{args.agent} on {args.env_id}: {len(records)} episodes"
-        + (f" ({n_system} system-level outcomes, excluded)" if n_system else "")
+        f"{args.agent} on {args.env_id}: {len(model_level)} episodes"
+        + (
+            f" (+{len(records) - len(model_level)} system-level outcomes, excluded: {reasons})"
+            if system
+            else ""
+        )
         + f", mean reward {mean_reward:.3f}",
-        summary,
+        {k: v for k, v in summary.items() if k != "system_outcomes"},
         report_for(benchmark).cluster_label,
     )
+    if not model_level:
+        print(
+            f"error: every episode ({len(records)}) ended at the provider ({reasons}): no model-level result. "
+            "Check --base-url and the server; rerun the same command to retry them.",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 

@@ -23,6 +23,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -149,27 +150,103 @@ def run_episode(
     return episode.record
 
 
-def read_episodes(path: Path) -> list[dict[str, Any]]:
-    """Records of an episodes.jsonl; a torn last line (crash mid-write) is dropped."""
+def json_line(record: dict[str, Any]) -> str:
+    """One JSONL line. Text a model wrote may hold lone surrogates, which UTF-8 cannot store: such a
+    record is written with ASCII escapes instead (the same JSON value, read back identically)."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record, ensure_ascii=True)
+    return line + "\n"
+
+
+@dataclass
+class EpisodeFile:
+    """What an episodes.jsonl holds: the readable records, the unreadable lines (line number, text)
+    and whether the last line was torn (a crash mid-write)."""
+
+    records: list[dict[str, Any]]
+    bad_lines: list[tuple[int, str]]
+    torn_tail: bool
+
+
+def scan_episodes(path: Path) -> EpisodeFile:
+    """Read an episodes.jsonl, keeping apart what cannot be read."""
     if not path.exists():
-        return []
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return out
-
-
-def _repair(path: Path) -> None:
-    """Cut a torn last line so new records start on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
+        return EpisodeFile([], [], False)
     data = path.read_bytes()
-    if not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+    torn = bool(data) and not data.endswith(b"\n")
+    records, bad = [], []
+    lines = data.split(b"\n")
+    if torn:
+        lines = lines[:-1]
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
+            bad.append((number, raw.decode("utf-8", "replace")))
+            continue
+        if isinstance(record, dict) and "task_id" in record:
+            records.append(record)
+        else:
+            bad.append((number, raw.decode("utf-8", "replace")))
+    return EpisodeFile(records, bad, torn)
+
+
+def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per (task id, variant): the last one written (a retried episode supersedes its
+    earlier system-level failure), in the order of their first appearance."""
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records:
+        key = record_key(record)
+        by_key.pop(key, None)
+        by_key[key] = record
+    return list(by_key.values())
+
+
+def read_episodes(path: Path) -> list[dict[str, Any]]:
+    """The records of an episodes.jsonl, one per (task id, variant) (the latest); unreadable lines
+    are skipped (``tooltrap eval`` moves them aside when it resumes)."""
+    return latest_records(scan_episodes(path).records)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` so that a crash leaves either the old file or the new one, never a torn one."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def prepare_resume(path: Path, log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Make episodes.jsonl safe to append to and return the records a rerun keeps.
+
+    Unreadable lines are moved to ``episodes.rejected.jsonl`` (and their episodes run again); episodes
+    that ended at the provider (system-level outcomes) are dropped so that they are retried; where a
+    (task, variant) was written twice, the latest record stays. The file is rewritten atomically, and
+    only when something changes.
+    """
+    found = scan_episodes(path)
+    kept = latest_records(r for r in found.records if not r.get("system_outcome"))
+    retried = sum(1 for r in latest_records(found.records) if r.get("system_outcome"))
+    if found.bad_lines:
+        rejected = path.with_name("episodes.rejected.jsonl")
+        with rejected.open("a", encoding="utf-8") as fh:
+            for number, text in found.bad_lines:
+                fh.write(json_line({"line": number, "text": text[:10_000]}))
+        log(
+            f"moved {len(found.bad_lines)} unreadable line(s) of {path} to {rejected}; their episodes run again"
+        )
+    if retried:
+        log(f"retrying {retried} episode(s) that ended at the provider (system-level outcomes)")
+    if found.bad_lines or found.torn_tail or len(kept) != len(found.records):
+        _write_atomic(path, "".join(json_line(r) for r in kept))
+    return kept
 
 
 class _Sink:
@@ -188,12 +265,12 @@ class _Sink:
 
     def __call__(self, record: dict[str, Any]) -> None:
         with self.lock:
-            self.fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.fh.write(json_line(record))
             self.fh.flush()
             os.fsync(self.fh.fileno())
             self.records.append(record)
             if self.bar is not None:
-                self.bar[0].advance(self.bar[1])
+                self.bar.advance(record)
             if self.on_episode is not None:
                 self.on_episode(record)
 
@@ -283,6 +360,99 @@ def _batched(
             env.close()
 
 
+def _check_run_file(run_file: Path, identity: dict[str, Any], benchmark: str, *, has_records: bool) -> None:
+    """Refuse to mix runs: an existing run.json must describe the same run (the message names the
+    settings that differ). An unreadable run.json (a crash while it was written) is rewritten when the
+    folder holds no episodes yet."""
+    previous: dict[str, Any] | None = None
+    if run_file.exists():
+        try:
+            previous = json.loads(run_file.read_text(encoding="utf-8"))
+            if not isinstance(previous, dict):
+                raise ValueError("not an object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            if has_records:
+                raise RunMismatchError(
+                    f"{run_file} is unreadable ({exc}) but the folder holds episodes: delete {run_file} "
+                    "to resume them with the current settings, or use another --out."
+                ) from None
+            previous = None
+    if previous is None:
+        _write_atomic(run_file, json.dumps({**identity, "benchmark": benchmark}, indent=1) + "\n")
+        return
+    was = {k: previous.get(k, "none" if k == "mitigation" else None) for k in identity}
+    differ = [k for k in identity if was[k] != identity[k]]
+    if differ:
+        details = "; ".join(f"{k}: {was[k]!r} there, {identity[k]!r} now" for k in differ)
+        raise RunMismatchError(
+            f"{run_file.parent} holds another run ({details}); use another --out, or the same settings to resume."
+        )
+
+
+class _Progress:
+    """The progress bar: N/M, elapsed, ETA, and the running rates of the benchmark's headline outcomes
+    (model-level episodes only; system-level outcomes counted apart)."""
+
+    def __init__(
+        self,
+        title: str,
+        total: int,
+        done: set[tuple[str, str]],
+        records: list[dict[str, Any]],
+        benchmark: str,
+    ):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        from tooltrap.wrappers.eval.report import report_for
+
+        self.outcomes = report_for(benchmark).progress_outcomes
+        self.counts = dict.fromkeys(self.outcomes, 0)
+        self.n = self.system = 0
+        for record in records:
+            self._count(record)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[rates]}"),
+            transient=True,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task(title, total=total, completed=len(done), rates=self._rates())
+
+    def _count(self, record: dict[str, Any]) -> None:
+        if record.get("system_outcome"):
+            self.system += 1
+            return
+        self.n += 1
+        verdict = record.get("verdict", {})
+        for outcome in self.outcomes:
+            self.counts[outcome] += bool(verdict.get(outcome))
+
+    def _rates(self) -> str:
+        parts = [f"{o} {100 * c / self.n:.0f}%" for o, c in self.counts.items()] if self.n else []
+        if self.system:
+            parts.append(f"system {self.system}")
+        return " ".join(parts)
+
+    def advance(self, record: dict[str, Any]) -> None:
+        self._count(record)
+        self.bar.update(self.task, advance=1, rates=self._rates())
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
 def check_points(env: gym.Env, points: Sequence[Point]) -> list[Point]:
     """Validate grid points against the env's variant model (typed errors name the key); returns them
     as plain dicts, duplicates dropped."""
@@ -318,12 +488,14 @@ def evaluate(
     concurrency: int = 1,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     progress: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id`` over the selected tasks x ``variants`` (grid points; default:
     the default variant); append to ``out_dir/episodes.jsonl``; return the records of this grid.
 
     Everything is validated (env id and kwargs, defense, task selection, grid points) before anything
-    is written to ``out_dir``.
+    is written to ``out_dir``. A rerun resumes: it keeps the finished episodes, retries those that
+    ended at the provider, and moves unreadable lines aside (``log`` hears about each of these).
     """
     from tooltrap.wrappers.defenses import apply_defense
 
@@ -345,39 +517,19 @@ def evaluate(
         "env_kwargs": env_kwargs or {},
         "mitigation": mitigation or "none",
     }
-    run_file = out / RUN
-    if run_file.exists():
-        previous = json.loads(run_file.read_text(encoding="utf-8"))
-        if {k: previous.get(k, "none" if k == "mitigation" else None) for k in identity} != identity:
-            raise RunMismatchError(
-                f"{out} holds a run of {previous.get('agent')} on {previous.get('env_id')} (seed "
-                f"{previous.get('seed')}); use another --out to evaluate {identity['agent']} on {env_id}."
-            )
-    else:
-        run_file.write_text(
-            json.dumps({**identity, "benchmark": benchmark}, indent=1) + "\n", encoding="utf-8"
-        )
-
     path = out / EPISODES
-    _repair(path)
-    records = read_episodes(path)
+    _check_run_file(out / RUN, identity, benchmark, has_records=bool(scan_episodes(path).records))
+    records = prepare_resume(path, log or (lambda message: None))
     done = {record_key(r) for r in records}
     grid = [(task_id, point) for task_id in wanted for point in points]
     todo = [(t, p) for t, p in grid if (t, variant_key(p)) not in done]
-    bar = None
-    if progress and todo:
-        from rich.progress import Progress
-
-        progress_bar = Progress(transient=True)
-        progress_bar.start()
-        bar = (
-            progress_bar,
-            progress_bar.add_task(
-                f"{agent.describe()['name']} on {env_id}",
-                total=len(grid),
-                completed=len(grid) - len(todo),
-            ),
-        )
+    if log is not None and len(todo) < len(grid):
+        log(f"resuming: {len(grid) - len(todo)} of {len(grid)} episodes done, {len(todo)} to run")
+    bar = (
+        _Progress(f"{agent.describe()['name']} on {env_id}", len(grid), done, records, benchmark)
+        if progress and todo
+        else None
+    )
     sink = _Sink(path, records, on_episode, bar)
     try:
         if concurrency > 1 and agent.batchable:
@@ -389,6 +541,6 @@ def evaluate(
     finally:
         sink.close()
         if bar is not None:
-            bar[0].stop()
+            bar.stop()
     keep = {(t, variant_key(p)) for t, p in grid}
     return [r for r in records if record_key(r) in keep]

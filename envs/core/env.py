@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
+from pydantic import ValidationError
 
 from .errors import (
     SYSTEM_ERROR_KINDS,
@@ -17,11 +18,12 @@ from .errors import (
     ToolCallError,
     UnknownOptionError,
     VariantError,
+    did_you_mean,
 )
 from .reward import RewardConfig
 from .spaces import AnyText
 from .state import Change, State
-from .tasks import Task, TaskSet
+from .tasks import Task, TaskCheckError, TaskSet
 from .tools import Backend, Toolset
 from .trace import CallRecord, StepRecord, Trace, WriteRecord
 from .variants import Variant, parse_variant
@@ -102,6 +104,53 @@ class Benchmark:
         if key not in self._toolsets:
             self._toolsets[key] = Toolset(self.backends, include=key)
         return self._toolsets[key]
+
+    # -- semantic checks of task data (run when tasks load; errors name the file, task and field) ----
+    def known_collections(self, task: Task) -> set[str]:
+        """The collections a task may refer to: the benchmark's, and those of its initial state."""
+        return {*self.collection_domains, *self.side_effect_collections, *task.initial_state.collections}
+
+    def check_task(self, task: Task) -> None:
+        """Check that a validated task makes sense for this benchmark: its tools exist, its gold calls
+        validate against the tool schemas, and its goal conditions refer to known collections and to
+        entities that exist at reset. Raise :class:`~tooltrap.envs.core.tasks.TaskCheckError` naming the
+        field. Benchmarks extend this (``super().check_task(task)`` first)."""
+        names = {spec.name for backend in self.backends for spec in backend.tool_specs()}
+        for i, name in enumerate(task.tools or []):
+            if name not in names:
+                raise TaskCheckError(f"tools.{i}", f"unknown tool {name!r}.{did_you_mean(name, names)}")
+        self.check_calls(task, "gold", task.gold)
+        for i, condition in enumerate(task.goal):
+            for field, ref in condition.references():
+                self.check_reference(task, f"goal.{i}.{field}", ref)
+
+    def check_calls(self, task: Task, field: str, calls: Sequence[Any]) -> None:
+        """Every call names a tool of the task's toolset and its arguments validate."""
+        toolset = self.toolset(task)
+        for i, call in enumerate(calls):
+            if call.name not in toolset:
+                raise TaskCheckError(
+                    f"{field}.{i}.name",
+                    f"{call.name!r} is not a tool of this task.{did_you_mean(call.name, toolset.specs)}",
+                )
+            try:
+                toolset[call.name].validate(call.arguments)
+            except ToolCallError as exc:
+                raise TaskCheckError(f"{field}.{i}.arguments", exc.message) from None
+
+    def check_reference(self, task: Task, field: str, ref: str) -> None:
+        """``ref`` is ``"collection/id"`` (must exist at reset) or ``"collection/"`` (must be known)."""
+        collection, _, entity_id = ref.partition("/")
+        known = self.known_collections(task)
+        if collection not in known:
+            raise TaskCheckError(
+                field, f"unknown collection {collection!r}.{did_you_mean(collection, known)}"
+            )
+        if entity_id and not task.entity_exists(ref):
+            present = task.initial_state.collections.get(collection, {})
+            raise TaskCheckError(
+                field, f"{ref} is not in the initial state.{did_you_mean(entity_id, present)}"
+            )
 
     def resolve_variant(self, task: Task, variant: Variant) -> Variant:
         """Fill task-dependent defaults and check the variant against the task (raise
@@ -279,11 +328,39 @@ class Executor:
         return out
 
 
+def _reward_config(cls: type[RewardConfig], given: RewardConfig | Mapping[str, Any] | None) -> RewardConfig:
+    """The env's reward config from a config or a dict of weights (typed errors with did-you-mean)."""
+    if given is None:
+        return cls()
+    if isinstance(given, cls):
+        return given
+    if not isinstance(given, Mapping):
+        raise EnvUsageError(
+            f"reward_config takes a {cls.__name__} or a dict of weights, not {type(given).__name__}."
+        )
+    try:
+        return cls(**given)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        key = str(err["loc"][0]) if err["loc"] else ""
+        if err["type"] == "extra_forbidden":
+            raise UnknownOptionError(key, cls.model_fields, what="reward weight") from None
+        raise EnvUsageError(f"reward_config.{key}: {err['msg']}") from None
+
+
 def abort_episode(env: gym.Env, reason: str) -> dict[str, Any]:
     """End ``env``'s episode from outside (provider error, trainer stop) through its wrapper stack, so
     that the defenses' before-judge hooks still run. Returns the final info (verdict, reward,
     components)."""
     return env.get_wrapper_attr("abort")(reason)
+
+
+def _json_problem(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nesting too deep"
+    return "a number is too long" if "digits" in str(exc) else str(exc)
 
 
 def _error_json(error: dict[str, str]) -> str:
@@ -360,12 +437,12 @@ class ToolEnv(gym.Env[str, str]):
             raise UnknownOptionError(str(tool_schemas), ("full", "transformers"))
         self.benchmark = benchmark
         self.tasks: TaskSet[Any] = tasks if isinstance(tasks, TaskSet) else TaskSet(tasks)
-        if reward_config is None:
-            reward_config = benchmark.reward_config_cls()
-        elif isinstance(reward_config, dict):
-            reward_config = benchmark.reward_config_cls(**reward_config)
-        self.reward_config = reward_config
-        self.max_steps = max_steps or benchmark.max_steps
+        self.reward_config = _reward_config(benchmark.reward_config_cls, reward_config)
+        if max_steps is not None and (
+            isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1
+        ):
+            raise EnvUsageError(f"max_steps must be a whole number >= 1, got {max_steps!r}.")
+        self.max_steps = max_steps if max_steps is not None else benchmark.max_steps
         self.render_mode = render_mode
         self.tool_schema_dialect = tool_schemas
         self.action_space = AnyText(MAX_ACTION_CHARS)
@@ -432,6 +509,8 @@ class ToolEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise EnvUsageError(f"reset(options=...) takes a dict, got {type(options).__name__}.")
         if options is not None and len(options) == 1 and "task_id" in options:  # the common case, fast
             task, requested = self.tasks.get(options["task_id"]), None
         else:
@@ -487,7 +566,10 @@ class ToolEnv(gym.Env[str, str]):
         if "task_id" in selectors:
             task = self.tasks.get(selectors["task_id"])
         elif "task_index" in selectors:
-            task = self.tasks[int(selectors["task_index"]) % len(self.tasks)]
+            index = selectors["task_index"]
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise EnvUsageError(f"task_index takes a whole number, got {index!r}; or pass task_id.")
+            task = self.tasks[index % len(self.tasks)]
         else:
             pool = self._pool(selectors)
             task = pool[int(self.np_random.integers(len(pool)))]
@@ -640,9 +722,8 @@ class ToolEnv(gym.Env[str, str]):
             )
         try:
             decoded = json.loads(action)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nesting too deep"
-            return fail(f"Action is not valid JSON: {detail}.", hint=hint)
+        except (ValueError, RecursionError) as exc:  # ValueError: also integers past Python's digit limit
+            return fail(f"Action is not valid JSON: {_json_problem(exc)}.", hint=hint)
         as_list = isinstance(decoded, list)
         items = decoded if as_list else [decoded]
         if not items:
@@ -663,8 +744,10 @@ class ToolEnv(gym.Env[str, str]):
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}
-                except (json.JSONDecodeError, RecursionError):
-                    return fail("'arguments' is a string but not valid JSON.", hint=hint)
+                except (ValueError, RecursionError) as exc:
+                    return fail(
+                        f"'arguments' is a string but not valid JSON: {_json_problem(exc)}.", hint=hint
+                    )
             calls.append((item["name"], arguments))
         return calls, as_list, None
 

@@ -54,9 +54,9 @@ class UnknownTaskError(UnknownNameError):
 class UnknownOptionError(UnknownNameError, EnvUsageError):
     """A ``reset(options=...)`` key or env kwarg that is neither a task selector nor a variant key."""
 
-    def __init__(self, value: str, options: Iterable[str]):
+    def __init__(self, value: str, options: Iterable[str], what: str = "option"):
         options = sorted(options)
-        UnknownNameError.__init__(self, "option", value, options)
+        UnknownNameError.__init__(self, what, value, options)
         self.args = (f"{self.args[0]} Valid keys: {', '.join(options)}.",)
 
 

@@ -182,7 +182,8 @@ class State:
         """SHA-256 of the canonical JSON of the state; equal states hash equal."""
         data = {k: v for k, v in self._data.items() if v}
         payload = canonical_json({"collections": data, "counters": self.counters})
-        return hashlib.sha256(payload.encode()).hexdigest()
+        # surrogatepass: a lone surrogate an agent wrote into the state still hashes (and deterministically)
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
     def diff(self, other: State) -> dict[str, tuple[str, ...]]:
         """Entity-level diff: ``"collection/id" -> changed fields`` (all fields for creates/deletes)."""

@@ -10,14 +10,23 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, WrapValidator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    WrapValidator,
+    model_validator,
+)
 
 from .errors import TaskValidationError, UnknownTaskError, did_you_mean
 from .state import Record, State
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    # strict: a task file saying "ambiguous": "yes" or "min": "1" is wrong, not coerced
+    model_config = ConfigDict(extra="forbid", frozen=False, strict=True)
 
 
 class ToolCall(Strict):
@@ -59,6 +68,11 @@ class Condition(Strict):
 
     def check(self, ctx: GoalContext) -> bool:
         raise NotImplementedError
+
+    def references(self) -> list[tuple[str, str]]:
+        """``(field, ref)`` pairs naming what the condition looks at: ``"collection/id"`` (an entity that
+        must exist at reset) or ``"collection/"`` (a collection the benchmark must know). Checked at load."""
+        return []
 
 
 #: condition type name -> class (every registered goal-condition type)
@@ -122,6 +136,21 @@ class FieldCondition(Condition):
     op: Literal["eq", "ne", "contains", "not_contains", "in", "absent"] = "eq"
     value: Any = None
 
+    @model_validator(mode="after")
+    def _value_fits_op(self) -> FieldCondition:
+        if self.op == "in" and not isinstance(self.value, list):
+            raise ValueError("value: op 'in' needs a list of accepted values")
+        if "/" not in self.entity:
+            raise ValueError("entity: write it as 'collection/id'")
+        return self
+
+    def references(self) -> list[tuple[str, str]]:
+        return (
+            [("entity", self.entity)]
+            if self.op != "absent"
+            else [("entity", self.entity.partition("/")[0] + "/")]
+        )
+
     def check(self, ctx: GoalContext) -> bool:
         collection, _, entity_id = self.entity.partition("/")
         record = ctx.state.get(collection, entity_id)
@@ -151,6 +180,9 @@ class ExistsCondition(Condition):
     contains: dict[str, Any] = Field(default_factory=dict)
     min: int = 1
     max: int | None = None
+
+    def references(self) -> list[tuple[str, str]]:
+        return [("collection", self.collection + "/")]
 
     def check(self, ctx: GoalContext) -> bool:
         n = sum(1 for r in ctx.state.records(self.collection) if record_matches(r, self.where, self.contains))
@@ -229,12 +261,28 @@ def _field_path(loc: Sequence[Any]) -> str:
     return ".".join(str(p) for p in loc)
 
 
-def parse_tasks(raw: Any, model: type[TaskT], *, source: str) -> list[TaskT]:
-    """Validate a decoded task file (a list, or ``{"tasks": [...]}``) into ``model`` instances."""
+class TaskCheckError(ValueError):
+    """Raised by a semantic task check (``Benchmark.check_task``): ``field`` is the offending path."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+#: a semantic check run on every task after it validates (references resolve, calls validate, ...)
+TaskCheck = Callable[[Any], None]
+
+
+def parse_tasks(raw: Any, model: type[TaskT], *, source: str, check: TaskCheck | None = None) -> list[TaskT]:
+    """Validate a decoded task file (a list, or ``{"tasks": [...]}``) into ``model`` instances, then run
+    ``check`` (a benchmark's semantic checks) on each; errors name the file, the task and the field."""
     if isinstance(raw, dict) and "tasks" in raw:
         raw = raw["tasks"]
     if not isinstance(raw, list):
         raise TaskValidationError("expected a list of tasks or an object with a 'tasks' list", file=source)
+    if not raw:
+        raise TaskValidationError("the file holds no tasks", file=source)
     tasks: list[TaskT] = []
     seen: set[str] = set()
     for index, item in enumerate(raw):
@@ -253,19 +301,36 @@ def parse_tasks(raw: Any, model: type[TaskT], *, source: str) -> list[TaskT]:
             raise TaskValidationError(f"{message}{more}", file=source, task_id=label, field=field) from None
         if task.id in seen:
             raise TaskValidationError("duplicate task id", file=source, task_id=task.id, field="id")
+        if check is not None:
+            try:
+                check(task)
+            except TaskCheckError as exc:
+                raise TaskValidationError(
+                    exc.message, file=source, task_id=task.id, field=exc.field
+                ) from None
         seen.add(task.id)
         tasks.append(task)
     return tasks
 
 
-def load_tasks(path: str | Path, model: type[TaskT] = Task) -> list[TaskT]:  # type: ignore[assignment]
-    """Load tasks from a JSON file (list or ``{"tasks": [...]}``) or a JSONL file (one task a line)."""
+def load_tasks(
+    path: str | Path,
+    model: type[TaskT] = Task,  # type: ignore[assignment]
+    *,
+    check: TaskCheck | None = None,
+) -> list[TaskT]:
+    """Load tasks from a JSON file (list or ``{"tasks": [...]}``) or a JSONL file (one task a line);
+    ``check`` is the benchmark's semantic check (``Benchmark.check_task``)."""
     path = Path(path)
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TaskValidationError(f"cannot read task file: {exc.strerror}", file=source) from None
+    except UnicodeDecodeError as exc:
+        raise TaskValidationError(
+            f"not UTF-8 text (byte {exc.start}: {exc.reason}); save the file as UTF-8", file=source
+        ) from None
     try:
         if path.suffix == ".jsonl":
             raw = []
@@ -273,9 +338,10 @@ def load_tasks(path: str | Path, model: type[TaskT] = Task) -> list[TaskT]:  # t
                 if line.strip():
                     try:
                         raw.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
+                    except (ValueError, RecursionError) as exc:
+                        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or "too deep"
                         raise TaskValidationError(
-                            f"invalid JSON on line {lineno}: {exc.msg}", file=source
+                            f"invalid JSON on line {lineno}: {detail}", file=source
                         ) from None
         else:
             raw = json.loads(text)
@@ -283,10 +349,14 @@ def load_tasks(path: str | Path, model: type[TaskT] = Task) -> list[TaskT]:  # t
         raise TaskValidationError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=source
         ) from None
-    return parse_tasks(raw, model, source=source)
+    except (ValueError, RecursionError) as exc:  # integers past Python's digit limit, nesting too deep
+        raise TaskValidationError(f"invalid JSON: {exc or 'nesting too deep'}", file=source) from None
+    return parse_tasks(raw, model, source=source, check=check)
 
 
-def load_package_tasks(package: str, resource: str, model: type[TaskT]) -> list[TaskT]:
+def load_package_tasks(
+    package: str, resource: str, model: type[TaskT], *, check: TaskCheck | None = None
+) -> list[TaskT]:
     """Load tasks shipped as package data."""
     ref = resources.files(package).joinpath(resource)
     source = f"{package}/{resource}"
@@ -294,7 +364,7 @@ def load_package_tasks(package: str, resource: str, model: type[TaskT]) -> list[
         raw = json.loads(ref.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TaskValidationError("packaged task file is missing", file=source) from None
-    return parse_tasks(raw, model, source=source)
+    return parse_tasks(raw, model, source=source, check=check)
 
 
 class TaskCache:

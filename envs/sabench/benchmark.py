@@ -13,6 +13,7 @@ from tooltrap.envs.core import (
     Change,
     State,
     TaskCache,
+    TaskCheckError,
     TaskSet,
     ToolEnv,
     Toolset,
@@ -99,6 +100,27 @@ class SABench(Benchmark):
             cached = self._prompts.store(task, state_format, messages)
         return [dict(m) for m in cached]
 
+    def check_task(self, task: SABenchTask) -> None:  # type: ignore[override]
+        """The engine's checks, plus: authorizations name known collections, trap and intent calls
+        validate against the tools, and no ticket is its own ancestor."""
+        super().check_task(task)
+        for i, auth in enumerate(task.authorized_writes):
+            self.check_reference(task, f"authorized_writes.{i}.collection", auth.collection + "/")
+        for i, trap in enumerate(task.traps):
+            self.check_calls(task, f"traps.{i}.calls", trap.calls)
+        self.check_calls(task, "intent", task.intent_calls())
+        tickets = task.initial_state.collections.get("tickets", {})
+        for start in tickets:
+            seen, current = {start}, tickets[start].get("parent_id")
+            while current:
+                if current in seen:
+                    raise TaskCheckError(
+                        f"initial_state.collections.tickets.{start}.parent_id",
+                        f"ticket {start} is its own ancestor (parent cycle through {current})",
+                    )
+                seen.add(current)
+                current = tickets.get(current, {}).get("parent_id")
+
     def write_record(self, tool: str, change: Change, state: State) -> WriteRecord:
         record = state.get(change.collection, change.entity_id) or change.before or {}
         if change.collection == NOTIFICATIONS:
@@ -152,7 +174,11 @@ def packaged_tasks(domain: str) -> TaskSet[SABenchTask]:
     if domain not in DOMAINS:
         raise ValueError(f"Unknown SABench domain {domain!r}; expected one of {DOMAINS} or 'all'.")
     try:
-        return TaskSet(load_package_tasks("tooltrap.envs.sabench", f"data/{domain}.json", SABenchTask))
+        return TaskSet(
+            load_package_tasks(
+                "tooltrap.envs.sabench", f"data/{domain}.json", SABenchTask, check=benchmark().check_task
+            )
+        )
     except Exception as exc:
         if "packaged task file is missing" in str(exc):
             return TaskSet([])
@@ -207,8 +233,8 @@ class SABenchEnv(ToolEnv):
         domain: str = "all",
         *,
         tasks_file: str | Path | None = None,
-        task_ids: list[str] | None = None,
-        templates: list[str] | None = None,
+        task_ids: str | list[str] | None = None,
+        templates: str | list[str] | None = None,
         trap_family: str | list[str] | None = None,
         state_structure: str | list[str] | None = None,
         ambiguous: bool | None = None,
@@ -228,10 +254,15 @@ class SABenchEnv(ToolEnv):
                 if v not in allowed:
                     raise UnknownTaskError(name, v, allowed)
         tasks = (
-            TaskSet(load_tasks(tasks_file, SABenchTask)) if tasks_file is not None else packaged_tasks(domain)
+            TaskSet(load_tasks(tasks_file, SABenchTask, check=benchmark().check_task))
+            if tasks_file is not None
+            else packaged_tasks(domain)
         )
         if tasks_file is not None and domain != "all":
             tasks = TaskSet([t for t in tasks if t.domain == domain])
+        # a single id or template for a list of them is a common slip: take it as a list of one
+        task_ids = [task_ids] if isinstance(task_ids, str) else task_ids
+        templates = [templates] if isinstance(templates, str) else templates
         tasks = tasks.select(
             ids=task_ids,
             templates=templates,

@@ -43,6 +43,8 @@ class BenchmarkReport:
 
     #: what the bootstrap resamples (shown in table headers)
     cluster_label: str = "cluster"
+    #: verdict fields whose running rates the progress bar shows
+    progress_outcomes: tuple[str, ...] = ()
 
     def summarize(
         self,
@@ -113,6 +115,7 @@ class RateReport(BenchmarkReport):
         self.metrics = dict(metrics)
         self.cluster_by = cluster_by
         self.cluster_label = cluster_by.removesuffix("_id")
+        self.progress_outcomes = tuple(o for o, d in self.metrics.values() if d is None)[:2]
 
     def _column(self, records: Sequence[dict[str, Any]], column: str) -> np.ndarray:
         return np.array([bool(r["verdict"].get(column, r.get(column))) for r in records], dtype=bool)

@@ -457,6 +457,7 @@ class SABenchReport(BenchmarkReport):
     """SABench through the generic report interface (``tooltrap eval`` / ``tooltrap report``)."""
 
     cluster_label = "template"
+    progress_outcomes = ("goal", "cd")
 
     def summarize(
         self,

@@ -173,6 +173,7 @@ class TicketBackend(OfficeBackend):
         if ticket["status"] == "closed":
             return {"closed": [], "note": "already closed"}
         queue = [ticket_id]
+        seen = {ticket_id}  # a parent/child cycle in the data must not loop forever
         closed: list[str] = []
         while queue:
             current = queue.pop(0)
@@ -184,7 +185,10 @@ class TicketBackend(OfficeBackend):
                 self.stamp(TICKETS, current, **changes)
                 closed.append(current)
             if close_children:
-                queue.extend(self._children(current))
+                for child in self._children(current):
+                    if child not in seen:
+                        seen.add(child)
+                        queue.append(child)
         if notify_requester:
             for current in closed:
                 record = self.state.get(TICKETS, current)
