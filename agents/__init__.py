@@ -41,7 +41,10 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     try:
         cls = AGENTS[name]
     except KeyError:
-        raise UnknownNameError("agent", name, [*AGENTS, "hf:PATH", "openai:MODEL"]) from None
+        choices = [*AGENTS, "hf:PATH", "openai:MODEL"]
+        error = UnknownNameError("agent", name, choices)
+        error.args = (f"{error.args[0]} Agents: {', '.join(choices)}.",)
+        raise error from None
     return cls(**kwargs)
 
 

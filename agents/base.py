@@ -19,6 +19,8 @@ class Agent:
     batchable: ClassVar[bool] = False
     #: The raw output behind the last action (model text or message), recorded in the trace.
     last_raw: Any = None
+    #: Where the last action's tool call was found in that output (``openai``, ``hermes``, ...).
+    last_format: str | None = None
 
     def clone(self) -> Agent:
         """A per-episode copy for concurrent evaluation (shares heavy resources such as models)."""
@@ -34,6 +36,10 @@ class Agent:
     def act(self, observation: str, info: dict[str, Any]) -> str:
         """Return the next action."""
         raise NotImplementedError
+
+    #: keys of :meth:`describe` that say how the agent is reached, not what it is (a resumed run may
+    #: change them: the same model behind a corrected port)
+    transport_keys: ClassVar[tuple[str, ...]] = ()
 
     def describe(self) -> dict[str, Any]:
         """Identity recorded with results (so a resumed run can check it is the same agent)."""

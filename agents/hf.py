@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, ClassVar
 
-from tooltrap.wrappers.formats import parse_completion
+from tooltrap.wrappers.formats import parse_completion_format
 
 from .base import ChatAgent
 
@@ -110,7 +110,8 @@ class TransformersAgent(ChatAgent):
 
     def finish(self, output: str) -> str:
         self.last_raw = output
-        return parse_completion(output, answer=self.answer)
+        action, self.last_format = parse_completion_format(output, answer=self.answer)
+        return action
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return self.finish(self.generate([self.prepare(observation, info)])[0])

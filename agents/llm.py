@@ -15,7 +15,7 @@ import time
 from typing import Any, ClassVar
 
 from tooltrap.envs.core import TooltrapError
-from tooltrap.wrappers.formats import parse_completion
+from tooltrap.wrappers.formats import parse_completion_format
 
 from .base import ChatAgent
 
@@ -29,6 +29,36 @@ class ProviderError(TooltrapError, RuntimeError):
     def __init__(self, kind: str, message: str):
         super().__init__(f"{kind}: {message}")
         self.kind = kind
+
+
+def _read_choice(body: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first choice and its message from a chat-completions reply, checked for shape: anything
+    else is an ``invalid_response`` (too deep, a number past Python's digit limit, wrong types)."""
+
+    def invalid(why: str) -> ProviderError:
+        return ProviderError("invalid_response", f"{why}: {body[:300].decode('utf-8', 'replace')}")
+
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise invalid(f"not JSON ({type(exc).__name__})") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise invalid("no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise invalid("the choice has no message object")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str | list):
+        raise invalid(f"content is a {type(content).__name__}")
+    calls = message.get("tool_calls")
+    if calls is not None and (
+        not isinstance(calls, list)
+        or not all(isinstance(c, dict) and isinstance(c.get("function", {}), dict) for c in calls)
+    ):
+        raise invalid("tool_calls is not a list of calls")
+    return choice, message
 
 
 def _fallback_system(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,14 +100,20 @@ class OpenAIChatAgent(ChatAgent):
         api_key: Bearer token (or None).
         temperature: Sampling temperature (0: greedy, as in the SABench paper).
         max_tokens: Completion budget per turn.
-        timeout: Seconds per request.
+        timeout: Seconds per request, in all: connecting, waiting and reading the whole reply (a server
+            that drips its body slowly is cut off too).
         max_retries: Retries on timeouts, connection errors, 429 and 5xx.
         backoff: First retry delay in seconds (doubles each retry).
         native_tools: Send ``tools``; falls back to JSON-in-text if the server rejects them.
         max_concurrency: Requests in flight at once across every clone of this agent.
+        max_response_bytes: A longer reply is a ``response_too_large`` system outcome, never read whole.
+        max_failed_episodes: After this many episodes in a row ended by connection errors or timeouts,
+            the remaining episodes fail at once (``provider_down``) instead of waiting out their retries;
+            a rerun retries them.
     """
 
     name: ClassVar[str] = "openai"
+    transport_keys: ClassVar[tuple[str, ...]] = ("base_url",)
 
     def __init__(
         self,
@@ -93,6 +129,8 @@ class OpenAIChatAgent(ChatAgent):
         native_tools: bool = True,
         max_concurrency: int = 8,
         extra_body: dict[str, Any] | None = None,
+        max_response_bytes: int = 4 * 2**20,
+        max_failed_episodes: int = 3,
     ):
         import httpx  # the "llm" extra
 
@@ -111,6 +149,9 @@ class OpenAIChatAgent(ChatAgent):
         )
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._native = {"value": native_tools}  # shared by clones: one fallback switch for the server
+        self.max_response_bytes = max_response_bytes
+        self.max_failed_episodes = max_failed_episodes
+        self._health = {"failed_in_a_row": 0}  # shared by clones: the provider's recent record
         self.messages: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] = []
         self.last_raw: Any = None
@@ -128,7 +169,8 @@ class OpenAIChatAgent(ChatAgent):
         self.conversation(info)  # clones share the HTTP client, the concurrency limit and the fallback switch
         message = self._complete()
         self.last_raw = message
-        return parse_completion(message, answer=self.answer)
+        action, self.last_format = parse_completion_format(message, answer=self.answer)
+        return action
 
     # -- HTTP ----------------------------------------------------------------------------------------
     def _payload(self) -> dict[str, Any]:
@@ -148,8 +190,25 @@ class OpenAIChatAgent(ChatAgent):
         return payload
 
     def _complete(self) -> dict[str, Any]:
-        import httpx
+        """One completion, with retries; every failure is a :class:`ProviderError` (a system-level
+        outcome), never an exception from a malformed, huge or endless reply."""
+        health = self._health
+        if health["failed_in_a_row"] >= self.max_failed_episodes:
+            raise ProviderError(
+                "provider_down",
+                f"skipped: the last {health['failed_in_a_row']} requests failed to reach the provider "
+                f"at {self.base_url} (rerun to retry)",
+            )
+        try:
+            message = self._attempts()
+        except ProviderError as err:
+            if err.kind in ("connection", "timeout"):
+                health["failed_in_a_row"] += 1
+            raise
+        health["failed_in_a_row"] = 0
+        return message
 
+    def _attempts(self) -> dict[str, Any]:
         delay = self.backoff
         last = ProviderError("connection", "no attempt made")
         for attempt in range(self.max_retries + 1):
@@ -158,29 +217,47 @@ class OpenAIChatAgent(ChatAgent):
                 delay *= 2
             try:
                 with self._slots:
-                    response = self._client.post(f"{self.base_url}/chat/completions", json=self._payload())
-            except httpx.TimeoutException as exc:
-                last = ProviderError("timeout", str(exc) or "request timed out")
-                continue
-            except httpx.HTTPError as exc:
-                last = ProviderError("connection", str(exc))
-                continue
-            if response.status_code == 400 and self._native["value"] and "tool" in response.text.lower():
+                    status, body = self._post(self._payload())
+            except ProviderError as err:
+                if err.kind in ("connection", "timeout"):
+                    last = err
+                    continue
+                raise
+            text = body[:300].decode("utf-8", "replace")
+            if status == 400 and self._native["value"] and "tool" in text.lower():
                 self._native["value"] = False  # the server does not take tools: JSON-in-text from now on
                 continue
-            if response.status_code in RETRY_STATUS:
-                last = ProviderError(f"http_{response.status_code}", response.text[:300])
+            if status in RETRY_STATUS:
+                last = ProviderError(f"http_{status}", text)
                 continue
-            if response.status_code >= 400:
-                raise ProviderError(f"http_{response.status_code}", response.text[:300])
-            try:
-                choice = response.json()["choices"][0]
-                message = choice["message"]
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise ProviderError(
-                    "invalid_response", f"{type(exc).__name__}: {response.text[:300]}"
-                ) from None
+            if status >= 400:
+                raise ProviderError(f"http_{status}", text)
+            choice, message = _read_choice(body)
             if choice.get("finish_reason") == "content_filter":
                 raise ProviderError("content_filter", "the provider's content filter stopped the completion")
             return message
         raise last
+
+    def _post(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+        """POST the request and read the reply within ``timeout`` seconds and ``max_response_bytes``."""
+        import httpx
+
+        deadline = time.monotonic() + self.timeout
+        try:
+            with self._client.stream("POST", f"{self.base_url}/chat/completions", json=payload) as response:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > self.max_response_bytes:
+                        raise ProviderError(
+                            "response_too_large", f"the reply passed {self.max_response_bytes:,} bytes"
+                        )
+                    if time.monotonic() > deadline:
+                        raise ProviderError("timeout", f"the reply took longer than {self.timeout:g} s")
+                    chunks.append(chunk)
+                return response.status_code, b"".join(chunks)
+        except httpx.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc) or "request timed out") from None
+        except httpx.HTTPError as exc:
+            raise ProviderError("connection", str(exc) or type(exc).__name__) from None

@@ -77,6 +77,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     agent_kwargs: dict[str, Any] = {"seed": args.seed} if args.agent == "random" else {}
     if args.agent.startswith("openai:") and args.base_url:
         agent_kwargs["base_url"] = args.base_url
+    agent_kwargs.update(parse_env_args(args.agent_arg, flag="--agent-arg"))
     agent = make_agent(args.agent, **agent_kwargs)
     env_kwargs = parse_env_args(args.env_arg)
     records = evaluate(
@@ -203,9 +204,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tooltrap import __version__
+
     parser = argparse.ArgumentParser(
         prog="tooltrap", description="Evaluate tool-using agents on tooltrap benchmarks."
     )
+    parser.add_argument("--version", action="version", version=f"tooltrap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="run an agent over a benchmark's tasks and print the report")
     ev.add_argument("env_id", help="e.g. SABench-Calendar-v0")
@@ -249,6 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--base-url", default=None, help="server root for openai:MODEL agents (default $OPENAI_BASE_URL)"
+    )
+    ev.add_argument(
+        "--agent-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="agent option, e.g. timeout=30, max_retries=2, temperature=0.7 (repeatable)",
     )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=cmd_eval)

@@ -30,7 +30,7 @@ from typing import Any
 import gymnasium as gym
 
 from tooltrap.agents import Agent
-from tooltrap.envs.core import EnvUsageError, TooltrapError, abort_episode, variant_key
+from tooltrap.envs.core import EnvUsageError, TooltrapError, UnknownNameError, abort_episode, variant_key
 
 EPISODES = "episodes.jsonl"
 RUN = "run.json"
@@ -46,16 +46,27 @@ def select_task_ids(tasks: Iterable[Any], spec: str | None) -> list[str]:
     if not spec:
         return [t.id for t in tasks]
     chosen: list[str] = []
+    labels: dict[str, set[str]] = {}
+    for t in tasks:
+        for key, value in t.label_dict().items():
+            labels.setdefault(key, set()).add(str(value).lower())
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
         if "=" in part:
             key, value = part.split("=", 1)
+            if key not in labels:
+                raise UnknownNameError("task label", key, labels)
+            if value.lower() not in labels[key]:
+                raise UnknownNameError(f"value of {key}", value, sorted(labels[key]))
             hits = [t.id for t in tasks if str(t.label_dict().get(key)).lower() == value.lower()]
         else:
             hits = [
                 t.id for t in tasks if fnmatch.fnmatch(t.id, part) or fnmatch.fnmatch(t.template_id, part)
             ]
+            if not hits:
+                names = sorted({t.template_id for t in tasks} | {t.id for t in tasks})
+                raise UnknownNameError("task or template", part, names)
         chosen.extend(h for h in hits if h not in chosen)
     if not chosen:
         raise EnvUsageError(f"--tasks {spec!r} matched no task.")
@@ -91,6 +102,7 @@ def _record(
         **task.label_dict(),
         "benchmark": base.benchmark.name,  # type: ignore[attr-defined]
         "variant": dict(point),
+        "instruction": task.instruction,
         "seed": seed,
         "reward": total,
         "reward_components": final["reward_components"],
@@ -116,7 +128,8 @@ class Episode:
         self.observation, reward, terminated, truncated, self.info = self.env.step(action)
         raw = _raw(self.agent)
         if raw is not None:
-            self.env.unwrapped.trace.steps[-1].raw = raw  # type: ignore[attr-defined]
+            step = self.env.unwrapped.trace.steps[-1]  # type: ignore[attr-defined]
+            step.raw, step.format = raw, getattr(self.agent, "last_format", None)
         self.total += float(reward)
         if terminated or truncated:
             self.record = _record(self.env, self.total, self.info, self.seed, None, self.point)
@@ -360,7 +373,14 @@ def _batched(
             env.close()
 
 
-def _check_run_file(run_file: Path, identity: dict[str, Any], benchmark: str, *, has_records: bool) -> None:
+def _check_run_file(
+    run_file: Path,
+    identity: dict[str, Any],
+    benchmark: str,
+    *,
+    has_records: bool,
+    transport: tuple[str, ...] = (),
+) -> None:
     """Refuse to mix runs: an existing run.json must describe the same run (the message names the
     settings that differ). An unreadable run.json (a crash while it was written) is rewritten when the
     folder holds no episodes yet."""
@@ -381,12 +401,23 @@ def _check_run_file(run_file: Path, identity: dict[str, Any], benchmark: str, *,
         _write_atomic(run_file, json.dumps({**identity, "benchmark": benchmark}, indent=1) + "\n")
         return
     was = {k: previous.get(k, "none" if k == "mitigation" else None) for k in identity}
-    differ = [k for k in identity if was[k] != identity[k]]
+
+    def same(key: str) -> bool:
+        if key == "agent" and isinstance(was[key], dict):  # how the agent is reached may change
+            drop = set(transport)
+            return {k: v for k, v in was[key].items() if k not in drop} == {
+                k: v for k, v in identity[key].items() if k not in drop
+            }
+        return was[key] == identity[key]
+
+    differ = [k for k in identity if not same(k)]
     if differ:
         details = "; ".join(f"{k}: {was[k]!r} there, {identity[k]!r} now" for k in differ)
         raise RunMismatchError(
             f"{run_file.parent} holds another run ({details}); use another --out, or the same settings to resume."
         )
+    if was["agent"] != identity["agent"]:  # the same agent reached another way: record the new way
+        _write_atomic(run_file, json.dumps({**previous, "agent": identity["agent"]}, indent=1) + "\n")
 
 
 class _Progress:
@@ -497,7 +528,10 @@ def evaluate(
     is written to ``out_dir``. A rerun resumes: it keeps the finished episodes, retries those that
     ended at the provider, and moves unreadable lines aside (``log`` hears about each of these).
     """
+    from tooltrap import check_env_id
     from tooltrap.wrappers.defenses import apply_defense
+
+    check_env_id(env_id)
 
     def make_env() -> gym.Env:
         return apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
@@ -518,7 +552,10 @@ def evaluate(
         "mitigation": mitigation or "none",
     }
     path = out / EPISODES
-    _check_run_file(out / RUN, identity, benchmark, has_records=bool(scan_episodes(path).records))
+    transport = tuple(getattr(agent, "transport_keys", ()))
+    _check_run_file(
+        out / RUN, identity, benchmark, has_records=bool(scan_episodes(path).records), transport=transport
+    )
     records = prepare_resume(path, log or (lambda message: None))
     done = {record_key(r) for r in records}
     grid = [(task_id, point) for task_id in wanted for point in points]

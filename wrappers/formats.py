@@ -37,14 +37,15 @@ def _normalize(call: Any) -> dict[str, Any] | None:
     arguments = call.get("arguments", call.get("parameters", {}))
     if isinstance(arguments, str):
         # an undecodable string stays a string: the env reports it as invalid arguments
-        with contextlib.suppress(json.JSONDecodeError):
+        with contextlib.suppress(ValueError, RecursionError):
             arguments = json.loads(arguments) if arguments.strip() else {}
     return {"name": name, "arguments": arguments}
 
 
 def parse_openai_message(message: dict[str, Any]) -> list[dict[str, Any]]:
     """Calls from an OpenAI chat-completions assistant message (``tool_calls``)."""
-    calls = [_normalize(c) for c in message.get("tool_calls") or []]
+    raw = message.get("tool_calls")
+    calls = [_normalize(c) for c in raw] if isinstance(raw, list) else []
     return [c for c in calls if c is not None]
 
 
@@ -53,30 +54,63 @@ def parse_hermes(text: str) -> list[dict[str, Any]]:
     out = []
     bodies = _TAG.findall(text) or _CLOSED.findall(text)
     for body in bodies:
-        try:
-            call = _normalize(json.loads(body))
-        except json.JSONDecodeError:
-            continue
-        if call is not None:
-            out.append(call)
+        decoded = _loads(body)
+        items = decoded if isinstance(decoded, list) else [decoded]
+        out += [c for c in (_normalize(i) for i in items) if c is not None]
     return out
 
 
+def _as_calls(decoded: Any) -> list[dict[str, Any]]:
+    items = decoded if isinstance(decoded, list) else [decoded]
+    calls = [_normalize(c) for c in items]
+    return [c for c in calls if c is not None] if items and all(calls) else []
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # also numbers past Python's digit limit
+        return None
+
+
 def parse_json(text: str) -> list[dict[str, Any]]:
-    """A bare JSON call or list of calls (optionally in a ```json fence)."""
+    """A bare JSON call or list of calls (optionally in a ```json fence), as the whole text."""
     stripped = text.strip()
     fence = _FENCE.match(stripped)
     if fence:
         stripped = fence.group(1)
     if not stripped.startswith(("{", "[")):
         return []
-    try:
-        decoded = json.loads(stripped)
-    except json.JSONDecodeError:
-        return []
-    items = decoded if isinstance(decoded, list) else [decoded]
-    calls = [_normalize(c) for c in items]
-    return [c for c in calls if c is not None] if all(calls) else []
+    return _as_calls(_loads(stripped))
+
+
+_ANY_FENCE = re.compile(r"```(?:json|tool_call|tool)?[ \t]*\n?(.*?)```", re.S)
+_DECODER = json.JSONDecoder()
+
+
+def parse_fenced(text: str) -> list[dict[str, Any]]:
+    """Calls in the first fenced code block (anywhere in the text) that holds one call or a list."""
+    for block in _ANY_FENCE.findall(text):
+        calls = _as_calls(_loads(block.strip()))
+        if calls:
+            return calls
+    return []
+
+
+def parse_trailing_json(text: str, tries: int = 32) -> list[dict[str, Any]]:
+    """A call (or list) that ends the text after some prose: "Let me check.\n{"name": ...}"."""
+    end = len(text.rstrip())
+    starts = [i for i, ch in enumerate(text) if ch in "{["][-tries:]
+    for start in reversed(starts):
+        try:
+            decoded, stop = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if stop == end:
+            calls = _as_calls(decoded)
+            if calls:
+                return calls
+    return []
 
 
 #: (tool name, the string argument that carries the text)
@@ -121,21 +155,51 @@ def parse_completion(
         answer: The env's answer tool and its text argument (:func:`answer_tool` of the reset info);
             without it plain text is kept.
     """
-    text = completion.get("content") or "" if isinstance(completion, dict) else completion
+    return parse_completion_format(completion, fmt, plain_text=plain_text, answer=answer)[0]
+
+
+def message_text(content: Any) -> str:
+    """The text of a message ``content``: a string, or OpenAI content parts (``{"type": "text"}``)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def parse_completion_format(
+    completion: str | dict[str, Any],
+    fmt: Format = "auto",
+    *,
+    plain_text: Literal["answer", "keep"] = "answer",
+    answer: AnswerTool | None = None,
+) -> tuple[str, str]:
+    """:func:`parse_completion`, and the format the call was found in: ``openai`` (tool_calls),
+    ``hermes`` (``<tool_call>`` tags), ``json`` (the whole text), ``fenced`` (a fenced block),
+    ``trailing_json`` (a call after prose), ``plain_text`` (a final answer) or ``none``."""
+    text = message_text(completion.get("content")) if isinstance(completion, dict) else completion
+    visible = _THINK.sub("", text if isinstance(text, str) else "")
     calls: list[dict[str, Any]] = []
+    found = "none"
     if isinstance(completion, dict) and fmt in ("auto", "openai"):
-        calls = parse_openai_message(completion)
-    visible = _THINK.sub("", text or "")
+        calls, found = parse_openai_message(completion), "openai"
     if not calls and fmt in ("auto", "hermes"):
-        calls = parse_hermes(visible)
+        calls, found = parse_hermes(visible), "hermes"
     if not calls and fmt in ("auto", "json"):
-        calls = parse_json(visible)
+        calls, found = parse_json(visible), "json"
+        if not calls:
+            calls, found = parse_fenced(visible), "fenced"
+        if not calls:
+            calls, found = parse_trailing_json(visible), "trailing_json"
     if calls:
-        return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
+        return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False), found
     if plain_text == "answer" and answer is not None and visible.strip():
         name, argument = answer
-        return json.dumps({"name": name, "arguments": {argument: visible.strip()}}, ensure_ascii=False)
-    return visible
+        action = json.dumps({"name": name, "arguments": {argument: visible.strip()}}, ensure_ascii=False)
+        return action, "plain_text"
+    return visible, "none"
 
 
 def render_hermes(calls: list[dict[str, Any]]) -> str:
@@ -165,9 +229,12 @@ class ToolCallFormat(gym.Wrapper):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False)
-        canonical = parse_completion(action, self.fmt, plain_text=self.plain_text, answer=self.answer)
+        canonical, found = parse_completion_format(
+            action, self.fmt, plain_text=self.plain_text, answer=self.answer
+        )
         result = self.env.step(canonical)
         trace = getattr(self.env.unwrapped, "trace", None)
         if trace is not None and trace.steps:
             trace.steps[-1].raw = raw
+            trace.steps[-1].format = found
         return result

@@ -304,11 +304,14 @@ class Executor:
             return CallRecord(index, step, name, arguments, ok=False, kind=kind, error=err.to_dict())
         record = CallRecord(index, step, name, arguments, ok=True, kind=spec.kind, result=result)
         if len(state.log) > mark[0]:
-            record.writes = self._writes(name, state.log[mark[0] :])
+            record.writes, record.values = self._writes(name, state.log[mark[0] :])
         return record
 
-    def _writes(self, tool: str, changes: list[Change]) -> list[WriteRecord]:
-        """One record per affected entity (fields merged across the call's changes)."""
+    def _writes(
+        self, tool: str, changes: list[Change]
+    ) -> tuple[list[WriteRecord], list[tuple[dict[str, Any] | None, dict[str, Any] | None]]]:
+        """One record per affected entity (fields merged across the call's changes), and for each the
+        entity before and after the call (records are snapshots: the state never mutates one)."""
         merged: dict[tuple[str, str], Change] = {}
         for change in changes:
             key = (change.collection, change.entity_id)
@@ -321,11 +324,14 @@ class Executor:
                 merged[key] = Change(change.collection, change.entity_id, op, fields, prev.before)
         state, describe = self.state, self.benchmark.write_record
         out = []
+        values = []
         for change in merged.values():
-            if change.op == "create" and state.get(change.collection, change.entity_id) is None:
+            after = state.get(change.collection, change.entity_id)
+            if change.op == "create" and after is None:
                 continue  # created and deleted within one call: no net effect
             out.append(describe(tool, change, state))
-        return out
+            values.append((change.before, after))
+        return out, values
 
 
 def _reward_config(cls: type[RewardConfig], given: RewardConfig | Mapping[str, Any] | None) -> RewardConfig:
@@ -509,7 +515,7 @@ class ToolEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        if options is not None and not isinstance(options, Mapping):
+        if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise EnvUsageError(f"reset(options=...) takes a dict, got {type(options).__name__}.")
         if options is not None and len(options) == 1 and "task_id" in options:  # the common case, fast
             task, requested = self.tasks.get(options["task_id"]), None

@@ -2,7 +2,8 @@
 
 The state is a mapping ``collection -> entity id -> record`` of JSON values. A fresh state shares the
 (never mutated) task data: ``reset`` costs one shallow dict copy. The first write to a collection copies
-that collection's index; the first write to an entity copies that record. Every mutation goes through
+that collection's index; every update stores a new shallow copy of the record, so no record object is
+ever mutated once stored (they are snapshots, shared with forks, the log and traces). Every mutation goes through
 :meth:`State.insert`, :meth:`State.update` or :meth:`State.delete`, which append a :class:`Change` to a
 log: the log is the basis of write extraction, per-entity diffs and rollback of a failed call.
 
@@ -54,7 +55,7 @@ class Change:
 class State:
     """Simulated backends' data. See the module docstring."""
 
-    __slots__ = ("_data", "_owned_collections", "_owned_records", "counters", "now", "log", "context")
+    __slots__ = ("_data", "_owned_collections", "counters", "now", "log", "context")
 
     def __init__(
         self,
@@ -66,7 +67,6 @@ class State:
     ):
         self._data: Collections = dict(collections)  # type: ignore[arg-type]
         self._owned_collections: set[str] = set()
-        self._owned_records: set[tuple[str, str]] = set()
         self.counters: dict[str, int] = dict(counters or {})
         self.now = now
         self.log: list[Change] = []
@@ -104,7 +104,8 @@ class State:
     def insert(self, collection: str, record: Record, *, prefix: str) -> str:
         """Create an entity with a fresh id (stored under ``record['id']``); return the id.
 
-        The state takes ownership of ``record`` (tools build it fresh): it is stored without a copy.
+        The state takes ownership of ``record`` (tools build it fresh and do not touch it afterwards): it
+        is stored without a copy.
         """
         table = self._own_collection(collection)
         entity_id = self.new_id(prefix)
@@ -113,28 +114,22 @@ class State:
         stored = record
         stored["id"] = entity_id
         table[entity_id] = stored
-        self._owned_records.add((collection, entity_id))
         self.log.append(Change(collection, entity_id, "create", tuple(sorted(stored)), None))
         return entity_id
 
     def update(self, collection: str, entity_id: str, **changes: Any) -> tuple[str, ...]:
         """Set fields; fields whose value does not change are skipped. Returns the changed fields.
 
-        Values are replaced, never mutated in place, so copying a record on first write is a shallow
-        copy: nested lists and dicts stay shared with the task data until replaced.
+        An update stores a new record (a shallow copy with the new values) and never mutates the old
+        one, nor any value in place: every record object the state ever held is a snapshot, shared
+        freely with the task data, forks, the change log and the trace.
         """
         table = self._own_collection(collection)
-        record = table[entity_id]
-        changed = tuple(k for k, v in changes.items() if record.get(k, _MISSING) != v)
+        before = table[entity_id]
+        changed = tuple(k for k, v in changes.items() if before.get(k, _MISSING) != v)
         if not changed:
             return ()
-        key = (collection, entity_id)
-        if key in self._owned_records:
-            before = dict(record)
-        else:
-            before = record
-            record = table[entity_id] = dict(record)
-            self._owned_records.add(key)
+        record = table[entity_id] = dict(before)
         for name in changed:
             record[name] = copy_json(changes[name])
         self.log.append(Change(collection, entity_id, "update", changed, before))
@@ -143,7 +138,6 @@ class State:
     def delete(self, collection: str, entity_id: str) -> None:
         table = self._own_collection(collection)
         before = table.pop(entity_id)
-        self._owned_records.discard((collection, entity_id))
         self.log.append(Change(collection, entity_id, "delete", tuple(sorted(before)), before))
 
     # -- transactions --------------------------------------------------------------------------------
@@ -161,8 +155,6 @@ class State:
                 table.pop(change.entity_id, None)
             else:
                 table[change.entity_id] = change.before
-                # ``before`` may be the shared task record: copy again before the next write
-                self._owned_records.discard((change.collection, change.entity_id))
         self.counters = counters
 
     def fork(self) -> State:
@@ -170,7 +162,6 @@ class State:
         copy-on-write, and this state forgets its ownership so neither can see the other's writes."""
         child = State(self._data, now=self.now, counters=self.counters, context=self.context)
         self._owned_collections.clear()
-        self._owned_records.clear()
         return child
 
     # -- whole-state views ---------------------------------------------------------------------------

@@ -94,6 +94,19 @@ class WriteRecord(NamedTuple):
         }
 
 
+def _field_values(
+    fields: Sequence[str], values: tuple[dict[str, Any] | None, dict[str, Any] | None]
+) -> dict[str, Any]:
+    """The modified fields' values before and after a write (what a person reads in a trace)."""
+    before, after = values
+    if before is None and after is None:
+        return {}
+    return {
+        "before": {f: before.get(f) for f in fields} if before is not None else None,
+        "after": {f: after.get(f) for f in fields} if after is not None else None,
+    }
+
+
 @dataclass(slots=True)
 class CallRecord:
     """One tool call as executed (after any call hooks), with its outcome.
@@ -119,6 +132,8 @@ class CallRecord:
     # immutable empty defaults: a call record is built on every step, most have neither
     rewrites: Sequence[dict[str, str]] = ()
     hidden: Sequence[str] = ()
+    #: per write: the entity before and after the call (None for a create's before, a delete's after)
+    values: Sequence[tuple[dict[str, Any] | None, dict[str, Any] | None]] = ()
 
     @property
     def mutated(self) -> bool:
@@ -155,7 +170,12 @@ class CallRecord:
         else:
             out["error"] = self.error
         if self.writes:
-            out["writes"] = [w.to_dict() for w in self.writes]
+            out["writes"] = [
+                {**w.to_dict(), **_field_values(w.fields, values)}
+                for w, values in zip(
+                    self.writes, self.values or [(None, None)] * len(self.writes), strict=True
+                )
+            ]
         if self.intercept is not None:
             out["intercept"] = dict(self.intercept)
         if self.rewrites:
@@ -175,6 +195,7 @@ class StepRecord:
     error: dict[str, str] | None = None  # an action-level error (unparseable action)
     observation: str = ""
     raw: str | None = None  # the model's raw completion, when a format wrapper parsed it
+    format: str | None = None  # where the call was found in it (openai, hermes, fenced, trailing_json ...)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -184,6 +205,8 @@ class StepRecord:
         }
         if self.raw is not None:
             out["raw"] = self.raw
+        if self.format is not None:
+            out["format"] = self.format
         if self.error:
             out["error"] = self.error
         out["observation"] = self.observation

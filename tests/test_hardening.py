@@ -1,0 +1,325 @@
+"""Nothing an agent, a task file or a crash sends can crash, hang or mis-score a run (issue 8): each
+test reproduces a failure found by fuzzing, hostile inputs or kill -9, and fails on the code before
+the fix."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+
+import gymnasium as gym
+import pytest
+
+from tests.conftest import act
+from tooltrap.agents import make_agent
+from tooltrap.cli import main
+from tooltrap.envs.core import EnvUsageError, TaskValidationError, UnknownOptionError, load_tasks
+from tooltrap.envs.sabench import SABenchTask, benchmark, make_env, packaged_tasks
+from tooltrap.evaluate import EPISODES, RunMismatchError, evaluate, read_episodes
+
+CASCADE = "cal-cascade-dependent-cancel-occurrence-01"
+
+
+# -- input that raised --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "action",
+    [
+        '{"name": "email_search", "arguments": {"limit": ' + "9" * 4301 + "}}",
+        "9" * 5000,
+        json.dumps({"name": "email_search", "arguments": '{"limit": ' + "9" * 4400 + "}"}),
+        "[" * 100_000,
+    ],
+)
+def test_oversized_numbers_and_deep_nesting_are_parse_errors(action):
+    env = gym.make("SABench-Email-v0")
+    env.reset(seed=0)
+    before = env.unwrapped.state.hash()
+    obs, _, _, _, info = env.step(action[:32_000] if action.startswith("[") else action)
+    error = json.loads(obs)["error"]
+    assert error["type"] == "parse_error" and info["n_errors"] == 1
+    step = env.unwrapped.trace.steps[-1]
+    assert step.error == error and step.observation == obs  # a whole step, not a half-made one
+    assert env.unwrapped.state.hash() == before
+
+
+def test_lone_surrogates_hash_and_reach_episodes_jsonl(tmp_path):
+    env = make_env("email")
+    env.reset(options={"task_id": env.tasks[0].id})
+    thread = next(iter(env.state.collection("messages")))
+    env.step(act("email_reply", message_id=thread, body="\ud800 broken"))
+    assert len(env.state.hash()) == 64  # hashed, deterministically
+    assert env.state.hash() == env.state.hash()
+
+    class Surrogate:
+        name, privileged, batchable, last_raw = "surrogate", False, False, None
+
+        def clone(self):
+            return self
+
+        def reset(self, observation, info, *, task=None, seed=None):
+            pass
+
+        def act(self, observation, info):
+            self.last_raw = "\udcff model said this"
+            return act("respond", message="\ud800 done")
+
+        def describe(self):
+            return {"name": self.name}
+
+    records = evaluate("SABench-Calendar-v0", Surrogate(), tmp_path, tasks=CASCADE)  # type: ignore[arg-type]
+    (back,) = read_episodes(tmp_path / EPISODES)
+    assert back["trace"]["steps"][0]["raw"] == "\udcff model said this"
+    assert back["trace"] == records[0]["trace"]
+
+
+# -- misuse raises typed errors -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"reward_config": {"gaol": 1}}, UnknownOptionError, "Did you mean 'goal'"),
+        ({"reward_config": {"goal": "x"}}, EnvUsageError, "reward_config.goal"),
+        ({"max_steps": "3"}, EnvUsageError, "max_steps"),
+        ({"max_steps": 0}, EnvUsageError, "max_steps"),
+        ({"max_steps": -1}, EnvUsageError, "max_steps"),
+    ],
+)
+def test_bad_env_arguments_are_typed_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        make_env("calendar", **kwargs)
+
+
+def test_bad_reset_options_are_typed_errors():
+    env = make_env("calendar")
+    with pytest.raises(EnvUsageError, match="whole number"):
+        env.reset(options={"task_index": "abc"})
+    with pytest.raises(EnvUsageError, match="takes a dict"):
+        env.reset(options=[("task_id", CASCADE)])  # type: ignore[arg-type]
+    with pytest.raises(UnknownOptionError, match="Did you mean 'task_id'"):
+        env.reset(options={"taskid": CASCADE})
+    _, info = env.reset(seed=1, options={"task_index": None})  # None: not given, a seeded draw
+    assert info["task_id"] in env.tasks.ids
+    assert [t.id for t in make_env("calendar", task_ids=CASCADE).tasks] == [
+        CASCADE
+    ]  # one id, not its letters
+
+
+# -- task files are checked when they load ------------------------------------------------------------
+def _task() -> dict:
+    return json.loads(packaged_tasks("calendar").get(CASCADE).model_dump_json())
+
+
+def _ticket_task() -> dict:
+    tasks = packaged_tasks("ticket")
+    return json.loads(
+        next(t for t in tasks if len(t.initial_state.collections["tickets"]) > 2).model_dump_json()
+    )
+
+
+def _cycle(t: dict) -> None:
+    a, b = list(t["initial_state"]["collections"]["tickets"])[:2]
+    t["initial_state"]["collections"]["tickets"][a]["parent_id"] = b
+    t["initial_state"]["collections"]["tickets"][b]["parent_id"] = a
+
+
+@pytest.mark.parametrize(
+    "make, mutate, field, match",
+    [
+        (
+            _task,
+            lambda t: t["goal"].append(
+                {"type": "field", "entity": "events/e1", "field": "status", "op": "in", "value": 5}
+            ),
+            "goal",
+            "needs a list",
+        ),
+        (
+            _task,
+            lambda t: t["goal"].append({"type": "exists", "collection": "evnets"}),
+            "goal.1.collection",
+            "Did you mean 'events'",
+        ),
+        (
+            _task,
+            lambda t: t["goal"].append({"type": "field", "entity": "events/nope", "field": "status"}),
+            "goal.1.entity",
+            "not in the initial state",
+        ),
+        (
+            _task,
+            lambda t: t["authorized_writes"][0].update(collection="evnets"),
+            "authorized_writes.0",
+            "not in the initial state",
+        ),
+        (
+            _task,
+            lambda t: t["gold"].insert(0, {"name": "calendar_cancel_evnt", "arguments": {}}),
+            "gold.0.name",
+            "Did you mean 'calendar_cancel_event'",
+        ),
+        (_task, lambda t: t["gold"][0]["arguments"].update(scope="everything"), "gold.0.arguments", "scope"),
+        (
+            _task,
+            lambda t: t["traps"][0]["calls"][0]["arguments"].update(bogus=1),
+            "traps.0.calls.0.arguments",
+            "bogus",
+        ),
+        (_task, lambda t: t["intent"][0].update(name="calendar_nuke"), "intent.0.name", "not a tool"),
+        (
+            _task,
+            lambda t: t.update(tools=["calendar_list_events", "respnd"]),
+            "tools.1",
+            "Did you mean 'respond'",
+        ),
+        (_task, lambda t: t["labels"].update(ambiguous="yes"), "labels.ambiguous", "boolean"),
+        (
+            _task,
+            lambda t: t["goal"].append({"type": "exists", "collection": "events", "min": "1"}),
+            "goal.1.min",
+            "integer",
+        ),
+        (_ticket_task, _cycle, "parent_id", "own ancestor"),
+    ],
+)
+def test_task_files_are_validated_semantically_and_strictly(tmp_path, make, mutate, field, match):
+    task = make()
+    mutate(task)
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([task]))
+    with pytest.raises(TaskValidationError, match=match) as err:
+        load_tasks(path, SABenchTask, check=benchmark().check_task)
+    assert err.value.file == str(path) and err.value.task_id == task["id"]
+    assert field in (err.value.field or "")
+    with pytest.raises(TaskValidationError):  # the env loads user files with the same checks
+        make_env("all", tasks_file=path)
+
+
+def test_unreadable_and_empty_task_files_name_the_file(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(json.dumps([_task()]).encode()[:-2] + "\xe9]".encode("latin-1"))
+    with pytest.raises(TaskValidationError, match="UTF-8") as err:
+        load_tasks(path, SABenchTask)
+    assert err.value.file == str(path)
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with pytest.raises(TaskValidationError, match="no tasks") as err:
+        make_env("all", tasks_file=empty)
+    assert err.value.file == str(empty)
+
+
+def test_a_parent_cycle_cannot_hang_ticket_close():
+    task = SABenchTask.model_validate(_ticket_task())
+    raw = json.loads(task.model_dump_json())
+    _cycle(raw)
+    looped = SABenchTask.model_validate(raw)  # the model alone accepts it; the check refuses it
+    env = make_env("ticket")
+    env.tasks = type(env.tasks)([looped])
+    env.reset(options={"task_id": looped.id})
+    first = next(iter(looped.initial_state.collections["tickets"]))
+
+    def alarm(*_):
+        raise TimeoutError("ticket_close looped")
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(5)
+    try:
+        obs, *_ = env.step(act("ticket_close", ticket_id=first))
+    finally:
+        signal.alarm(0)
+    assert json.loads(obs)["ok"]
+
+
+# -- run folders survive typos, crashes and garbage ---------------------------------------------------
+def test_a_failed_command_writes_nothing_and_a_mismatch_names_the_field(tmp_path):
+    out = tmp_path / "run"
+    assert main(["eval", "SABench-Calendar-v0", "--out", str(out), "--tasks", "nope-*", "--quiet"]) == 2
+    assert main(["eval", "SABench-Calendar-v0", "--out", str(out), "--defense", "previw", "--quiet"]) == 2
+    assert not (out / "run.json").exists()
+    evaluate("SABench-Calendar-v0", make_agent("gold"), out, tasks="cal-cascade-*")
+    with pytest.raises(RunMismatchError, match="agent.*'gold'.*'clarify'"):
+        evaluate("SABench-Calendar-v0", make_agent("clarify"), out, tasks="cal-cascade-*")
+    with pytest.raises(RunMismatchError, match="mitigation"):
+        evaluate("SABench-Calendar-v0", make_agent("gold"), out, mitigation="preview")
+
+
+def test_an_empty_run_json_from_a_killed_write_is_rewritten(tmp_path):
+    (tmp_path / "run.json").write_text("")
+    records = evaluate("SABench-Calendar-v0", make_agent("gold"), tmp_path, tasks="cal-cascade-*")
+    assert records and json.loads((tmp_path / "run.json").read_text())["agent"]["name"] == "gold"
+    (tmp_path / "run.json").write_text("{")  # unreadable, and the folder has episodes: a typed error
+    with pytest.raises(RunMismatchError, match="unreadable"):
+        evaluate("SABench-Calendar-v0", make_agent("gold"), tmp_path, tasks="cal-cascade-*")
+
+
+def test_a_garbled_line_is_moved_aside_and_its_episode_runs_again(tmp_path):
+    records = evaluate("SABench-Calendar-v0", make_agent("gold"), tmp_path, tasks="cal-cascade-*")
+    path = tmp_path / EPISODES
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = lines[2][:40] + "\x00garbage\n"
+    path.write_text("".join(lines))
+    messages: list[str] = []
+    again = evaluate(
+        "SABench-Calendar-v0", make_agent("gold"), tmp_path, tasks="cal-cascade-*", log=messages.append
+    )
+    assert any("unreadable" in m for m in messages) and any("resuming" in m for m in messages)
+    assert sorted(r["task_id"] for r in again) == sorted(r["task_id"] for r in records)
+    kept = [json.loads(line) for line in path.read_text().splitlines()]  # every line reads now
+    assert len(kept) == len(records) == len({r["task_id"] for r in kept})
+    rejected = (tmp_path / "episodes.rejected.jsonl").read_text().splitlines()
+    assert len(rejected) == 1 and json.loads(rejected[0])["line"] == 3
+
+
+class _Down:
+    """An agent whose provider is unreachable: every episode is a system-level outcome."""
+
+    name, privileged, batchable, last_raw = "down", False, False, None
+
+    def __init__(self, up: bool = False):
+        self.up = up
+
+    def clone(self):
+        return self
+
+    def reset(self, observation, info, *, task=None, seed=None):
+        pass
+
+    def act(self, observation, info):
+        from tooltrap.agents.llm import ProviderError
+
+        if not self.up:
+            raise ProviderError("connection", "connection refused")
+        return act("respond", message="done")
+
+    def describe(self):
+        return {"name": self.name}
+
+
+def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, capsys, monkeypatch):
+    import tooltrap.agents as agents
+
+    monkeypatch.setitem(agents.AGENTS, "down", _Down)
+    argv = [
+        "eval",
+        "SABench-Calendar-v0",
+        "--agent",
+        "down",
+        "--out",
+        str(tmp_path),
+        "--tasks",
+        "cal-cascade-*",
+    ]
+    assert main([*argv, "--quiet", "--resamples", "100"]) == 3  # every episode failed at the provider
+    captured = capsys.readouterr()
+    assert "every episode" in captured.err and "connection" in captured.err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["system_outcomes"]["by_kind"] == {"connection": summary["system_outcomes"]["n"]}
+    assert summary["goal"]["n"] == 0  # no model-level episode: no 0% goal
+    n = summary["system_outcomes"]["n"]
+    # the provider is back: a rerun retries exactly those episodes, and nothing is duplicated
+    monkeypatch.setitem(agents.AGENTS, "down", lambda: _Down(up=True))
+    assert main([*argv, "--quiet", "--resamples", "100"]) == 0
+    assert "retrying" in capsys.readouterr().err
+    records = read_episodes(tmp_path / EPISODES)
+    assert len(records) == n and not any(r["system_outcome"] for r in records)
+    assert len((tmp_path / EPISODES).read_text().splitlines()) == n
