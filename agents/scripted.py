@@ -198,16 +198,16 @@ class RandomAgent(Agent):
         kind = schema.get("type")
         if kind == "boolean":
             return rng.random() < 0.5
-        if kind == "integer":
-            if "minimum" in schema or "maximum" in schema:  # declared bounds: stay (mostly) inside them
-                low = int(schema.get("minimum", schema.get("maximum", 10) - 9))
-                return rng.randint(low, int(schema.get("maximum", low + 9)))
-            return rng.randint(1, 10)
+        if kind == "integer":  # the default draw when the declared bounds allow it, else inside them
+            low, high = int(schema.get("minimum", 1)), int(schema.get("maximum", 10))
+            if low <= 1 and high >= 10:
+                return rng.randint(1, 10)
+            return rng.randint(low, max(low, min(high, low + 9)))
         if kind == "number":
-            if "minimum" in schema or "maximum" in schema:
-                low = float(schema.get("minimum", schema.get("maximum", 10) - 10))
-                return round(rng.uniform(low, float(schema.get("maximum", low + 10))), 2)
-            return round(rng.uniform(0, 10), 2)
+            low_f, high_f = float(schema.get("minimum", 0)), float(schema.get("maximum", 10))
+            if low_f <= 0 and high_f >= 10:
+                return round(rng.uniform(0, 10), 2)
+            return round(rng.uniform(low_f, max(low_f, min(high_f, low_f + 10))), 2)
         if kind == "array":
             return [
                 self._value(name, schema.get("items", {"type": "string"})) for _ in range(rng.randint(1, 2))

@@ -233,11 +233,12 @@ def test_toy_schemas_match_snapshot_and_transformers_renders_the_transformers_di
     for schema in toolset.transformers_schemas:
         name = schema["function"]["name"]
         assert json.dumps(get_json_schema(getattr(env_class, name))) == json.dumps(schema), name
-    # SABench declares no bounds: both dialects are the same bytes
+    # a tool without bounds or shown defaults is the same bytes in both dialects
     from tooltrap.envs.sabench import BACKENDS
 
     sabench = Toolset(BACKENDS)
-    assert json.dumps(sabench.schemas) == json.dumps(sabench.transformers_schemas)
+    plain = [s for s in sabench.schemas if not s["function"]["parameters"]["properties"]]
+    assert plain and all(s in sabench.transformers_schemas for s in plain)
     _, info = _toy(tool_schemas="transformers").reset(seed=0)
     assert info["tools"] == toolset.transformers_schemas
 

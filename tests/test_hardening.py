@@ -323,3 +323,139 @@ def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, 
     records = read_episodes(tmp_path / EPISODES)
     assert len(records) == n and not any(r["system_outcome"] for r in records)
     assert len((tmp_path / EPISODES).read_text().splitlines()) == n
+
+
+# -- valid but huge: bounded by the schemas, the step budget and the observation space ---------------
+def _inflated(tmp_path, copies: int):
+    """The cascade task with ``copies`` extra events (a world far larger than the corpus's)."""
+    raw = _task()
+    events = raw["initial_state"]["collections"]["events"]
+    first = next(iter(events.values()))
+    for i in range(copies):
+        events[f"bulk_{i}"] = {
+            **first,
+            "id": f"bulk_{i}",
+            "series_id": None,
+            "title": f"Bulk {i} " + "x" * 200,
+        }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps([raw]))
+    return path
+
+
+def test_runaway_calls_are_bounded(tmp_path):
+    import time
+
+    env = make_env("calendar")
+    env.reset(options={"task_id": CASCADE})
+    event = next(iter(env.state.collection("events")))
+    before = env.state.hash()
+    emails = [f"u{i}@x.io" for i in range(2200)]  # one call just under the action limit
+    start = time.perf_counter()
+    for _ in range(4):  # (a fifth failed step in a row would truncate the episode)
+        obs, *_ = env.step(act("calendar_add_attendees", event_id=event, emails=emails))
+        error = json.loads(obs)["error"]
+        assert error["type"] == "invalid_arguments" and "at most 50" in error["message"]
+    assert time.perf_counter() - start < 1.0
+    assert env.state.hash() == before
+    env.reset(options={"task_id": CASCADE})
+    for chunk in range(0, 250, 50):  # within the bounds, calls add up to the calendar's event limit
+        obs, *_ = env.step(
+            act(
+                "calendar_add_attendees",
+                event_id=event,
+                emails=emails[chunk : chunk + 50],
+                scope="occurrence",
+                notify=False,
+            )
+        )
+    assert "at most 200 attendees" in json.loads(obs)["error"]["message"]
+
+
+def test_a_huge_step_observation_is_cut_to_the_budget(tmp_path):
+    from tooltrap.envs.core.env import STEP_OBSERVATION_BUDGET
+
+    env = make_env("calendar", tasks_file=_inflated(tmp_path, 2000), state_format="tools_only")
+    env.reset(options={"task_id": CASCADE})
+    obs, _, _, _, info = env.step(json.dumps([{"name": "calendar_list_events", "arguments": {}}] * 8))
+    assert len(obs) <= STEP_OBSERVATION_BUDGET
+    results = json.loads(obs)
+    assert any("truncated" in r for r in results) and all(r["ok"] for r in results)
+    call = env.unwrapped.trace.steps[-1].calls[0]
+    assert "$" in call.hidden or "$" in env.unwrapped.trace.steps[-1].calls[-1].hidden
+    assert info["n_errors"] == 0  # reading too much is not an invalid call
+
+
+def test_a_prompt_over_the_observation_space_names_the_way_out(tmp_path):
+    path = _inflated(tmp_path, 6000)
+    with pytest.raises(EnvUsageError, match="state_format='tools_only'"):
+        make_env("calendar", tasks_file=path).reset(options={"task_id": CASCADE})
+    _, info = make_env("calendar", tasks_file=path, state_format="tools_only").reset(
+        options={"task_id": CASCADE}
+    )
+    assert len(info["messages"][0]["content"]) < 10_000
+
+
+# -- traces a person can read without the task file ---------------------------------------------------
+def test_records_carry_the_instruction_and_each_writes_values(tmp_path):
+    (record,) = evaluate("SABench-Calendar-v0", make_agent("act-first"), tmp_path, tasks=CASCADE)
+    assert record["instruction"] == packaged_tasks("calendar").get(CASCADE).instruction
+    writes = [w for s in record["trace"]["steps"] for c in s["calls"] for w in c.get("writes", [])]
+    update = next(w for w in writes if w["action"] == "update" and w["entity"].startswith("events/"))
+    assert update["before"]["status"] != update["after"]["status"] == "cancelled"
+    notice = next(w for w in writes if w["entity"].startswith("notifications/"))
+    assert notice["before"] is None and "@" in notice["after"]["recipient"]  # who a notice reached
+
+
+# -- completions as models write them -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "completion, found",
+    [
+        ('I will list the events first.\n{"name": "calendar_list_events", "arguments": {}}', "trailing_json"),
+        ('Plan:\n```json\n{"name": "calendar_list_events", "arguments": {}}\n```\nThen cancel.', "fenced"),
+        ('Checking.\n<tool_call>\n{"name": "calendar_list_events", "arguments": {}}\n</tool_call>', "hermes"),
+    ],
+)
+def test_prose_with_one_call_executes_the_call_and_the_format_is_recorded(completion, found):
+    from tooltrap.wrappers.formats import ToolCallFormat
+
+    env = ToolCallFormat(gym.make("SABench-Calendar-v0"))
+    env.reset(options={"task_id": CASCADE})
+    obs, _, terminated, _, _ = env.step(completion)
+    assert not terminated and json.loads(obs)["tool"] == "calendar_list_events"
+    step = env.unwrapped.trace.steps[-1]
+    assert step.format == found and step.raw == completion and step.to_dict()["format"] == found
+
+
+# -- the CLI a user expects ---------------------------------------------------------------------------
+def test_cli_errors_are_one_line_with_did_you_mean(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    cases = [
+        (["eval", "sabench-v0", "--out", out], "Did you mean 'SABench-v0'"),
+        (["eval", "SABench-v0", "--agent", "gld", "--out", out], "Agents: gold, clarify, act-first, random"),
+        (["eval", "SABench-v0", "--tasks", "trap_famly=cascade", "--out", out], "Did you mean 'trap_family'"),
+        (["eval", "SABench-v0", "--tasks", "trap_family=cascde", "--out", out], "Did you mean 'cascade'"),
+        (["eval", "SABench-v0", "--variant", "world=safe", "--out", out], "no episode variants"),
+    ]
+    for argv, expected in cases:
+        assert main([*argv, "--quiet"]) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert expected in err and err.count("\n") == 0 and "Traceback" not in err, err
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("tooltrap ")
+
+
+def test_resume_is_announced_and_the_progress_bar_runs(tmp_path):
+    messages: list[str] = []
+    evaluate("SABench-Calendar-v0", make_agent("act-first"), tmp_path, tasks="cal-cascade-*", progress=True)
+    evaluate(
+        "SABench-Calendar-v0",
+        make_agent("act-first"),
+        tmp_path,
+        tasks="cal-cascade-*,cal-overreach-*",
+        progress=True,
+        log=messages.append,
+    )
+    assert any(m.startswith("resuming: ") and " of " in m for m in messages)

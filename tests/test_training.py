@@ -58,13 +58,21 @@ def test_environment_class_exposes_real_tool_signatures(mini_tasks):
         if not n.startswith("_") and n not in ("reset", "get_reward")
     }
     assert names == {"calendar_list_events", "calendar_cancel_event", "respond", "clarify"}
-    # TRL renders the methods; the text must be byte-identical to the env's own schemas
-    base = env_class().env.unwrapped
-    base.reset(seed=0)
-    ours = {s["function"]["name"]: s for s in base.tool_schemas}
+    # TRL renders the methods; the text must be byte-identical to the schemas of the training rows
+    # (the transformers dialect: transformers cannot write the declared bounds)
+    from tooltrap.training import task_rows
+
+    rows = task_rows("SABench-v0", env_kwargs={"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS})
+    ours = {s["function"]["name"]: s for s in json.loads(rows[0]["tools"])}
     for name in names:
         assert json.dumps(get_json_schema(getattr(env_class, name))) == json.dumps(ours[name]), name
     assert list(ours) == sorted(ours)  # the order TRL lists methods in
+    base = env_class().env.unwrapped
+    base.reset(seed=0)
+    full = {s["function"]["name"]: s for s in base.tool_schemas}
+    assert (
+        full["calendar_cancel_event"]["function"]["parameters"]["properties"]["event_id"]["maxLength"] == 200
+    )
     schema = get_json_schema(env_class.calendar_cancel_event)["function"]
     assert schema["parameters"]["required"] == ["event_id"]
     assert schema["parameters"]["properties"]["scope"]["enum"] == ["occurrence", "series"]

@@ -3,7 +3,9 @@
 Every builder takes one env id, several, or a weighted mix (:class:`~tooltrap.training.environment.EnvMix`).
 Rows are plain dicts; :func:`task_dataset` / :func:`sft_dataset` wrap them in ``datasets.Dataset``.
 Tool schemas are stored as a JSON string (``tools``), which TRL's SFT trainer decodes; this avoids
-Arrow struct-schema mismatches between tools. Each row names its ``environment`` (the key of
+Arrow struct-schema mismatches between tools. They are the schemas as TRL renders the
+``environment_factory`` methods (``tool_schemas="transformers"``: no bounds or defaults, which
+transformers cannot write) unless the env kwargs ask otherwise, so SFT and GRPO prompts agree. Each row names its ``environment`` (the key of
 :func:`~tooltrap.training.environment.environment_factories` for the task's toolset), so one dataset can
 drive a multi-environment GRPO run.
 
@@ -25,13 +27,13 @@ import gymnasium as gym
 import tooltrap  # noqa: F401  (registers the env ids)
 from tooltrap.evaluate import select_task_ids
 
-from .environment import EnvMix, Mix, _toolsets, as_mix, environment_key
+from .environment import EnvMix, Mix, _toolsets, as_mix, environment_key, training_kwargs
 
 
 def _rows_of(
     entry: EnvMix, tasks: str | None, build: Callable[[gym.Env, str, str, str], dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    env = gym.make(entry.env_id, **entry.env_kwargs)
+    env = gym.make(entry.env_id, **training_kwargs(entry.env_id, entry.env_kwargs))
     toolsets = list(_toolsets(env))
     rows = []
     for task_id in select_task_ids(env.unwrapped.tasks, tasks):  # type: ignore[attr-defined]

@@ -60,6 +60,30 @@ class EnvMix:
 Mix = str | EnvMix | Sequence[str | EnvMix]
 
 
+def env_parameters(env_id: str) -> set[str] | None:
+    """The keyword arguments ``env_id``'s constructor takes (None: it takes any)."""
+    from gymnasium.envs.registration import load_env_creator
+
+    from tooltrap import env_spec
+
+    spec = env_spec(env_id)
+    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    parameters = inspect.signature(creator).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters}
+
+
+def training_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Env kwargs for building training data: tool schemas as TRL renders them
+    (``tool_schemas="transformers"``, without bounds and defaults) unless asked otherwise, so that SFT
+    rows, GRPO prompts and TRL's own rendering of the ``environment_factory`` methods agree."""
+    accepted = env_parameters(env_id)
+    if "tool_schemas" in env_kwargs or (accepted is not None and "tool_schemas" not in accepted):
+        return dict(env_kwargs)
+    return {**env_kwargs, "tool_schemas": "transformers"}
+
+
 def as_mix(envs: Mix, env_kwargs: dict[str, Any] | None = None) -> list[EnvMix]:
     """Normalize env ids / :class:`EnvMix` entries (``env_kwargs`` applies to plain ids)."""
     items = [envs] if isinstance(envs, str | EnvMix) else list(envs)

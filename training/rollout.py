@@ -19,7 +19,7 @@ from tooltrap.wrappers.defenses import apply_defense
 from tooltrap.wrappers.formats import answer_tool, parse_completion
 
 from .data import task_rows
-from .environment import reward_components
+from .environment import reward_components, training_kwargs
 
 
 def _key(messages: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -57,7 +57,7 @@ def make_rollout_func(
         }
         for c in components:
             out[f"env_{c}"] = []
-        env = apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
+        env = apply_defense(gym.make(env_id, **training_kwargs(env_id, env_kwargs or {})), mitigation)
         with (
             unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model,
             torch.no_grad(),

@@ -53,6 +53,8 @@ class EnvArguments:
         them (SABench's), ``tasks_file``, and every ``--env_arg``."""
         from tooltrap.cli import parse_env_args
 
+        from .environment import env_parameters
+
         accepted = env_parameters(env_id or self.env_id)
         kwargs: dict[str, Any] = {
             k: v
@@ -69,20 +71,7 @@ class EnvArguments:
         return kwargs
 
 
-def env_parameters(env_id: str) -> set[str] | None:
-    """The keyword arguments ``env_id``'s constructor takes (None: it takes any)."""
-    import inspect
 
-    from gymnasium.envs.registration import load_env_creator
-
-    from tooltrap import env_spec
-
-    spec = env_spec(env_id)
-    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
-    parameters = inspect.signature(creator).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    return {p.name for p in parameters}
 
 
 def model_kwargs(model_args: Any) -> dict[str, Any]:

@@ -31,6 +31,8 @@ from .variants import Variant, parse_variant
 #: Actions longer than this are rejected with a parse error before decoding (huge-input guard).
 MAX_ACTION_CHARS = 32_768
 MAX_OBSERVATION_CHARS = 1_000_000
+#: Per step, tool results beyond this many characters are replaced by a note asking for less.
+STEP_OBSERVATION_BUDGET = 200_000
 # One encoder for every observation: json.dumps(..., ensure_ascii=False) builds a new one per call.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -72,6 +74,8 @@ class Benchmark:
     max_steps: ClassVar[int] = 16
     max_consecutive_errors: ClassVar[int] = 5
     max_calls_per_step: ClassVar[int] = 8
+    #: how to get a shorter prompt, named when a task's prompt exceeds the observation space
+    shorter_prompt_hint: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -542,6 +546,11 @@ class ToolEnv(gym.Env[str, str]):
             task, state, toolset, variant=variant, **self.prompt_options
         )
         observation = "\n\n".join([m["content"] for m in messages])
+        if len(observation) > MAX_OBSERVATION_CHARS:
+            raise EnvUsageError(
+                f"The prompt of task {task.id} is {len(observation):,} characters, over the observation "
+                f"space's {MAX_OBSERVATION_CHARS:,}. {benchmark.shorter_prompt_hint}".strip()
+            )
         shown = self._variant_shown
         if variant is not shown[0]:
             shown = self._variant_shown = (variant, variant.to_dict())
@@ -635,6 +644,8 @@ class ToolEnv(gym.Env[str, str]):
                     terminal, ends_as = call, terminals.get(call.name, "answer")
                     break
             observation = _encode(results if as_list else results[0])
+            if len(observation) > STEP_OBSERVATION_BUDGET:
+                observation = self._fit(record.calls, results, as_list)
         record.observation = observation
         all_failed = error is not None or all(
             not c.ok and c.error["type"] not in SYSTEM_ERROR_KINDS  # type: ignore[index]
@@ -663,6 +674,27 @@ class ToolEnv(gym.Env[str, str]):
             info["verdict"] = final["verdict"]
             info["reward_components"] = final["reward_components"]
         return observation, float(reward), terminated, truncated, info
+
+    def _fit(self, calls: list[CallRecord], results: list[dict[str, Any]], as_list: bool) -> str:
+        """Replace the largest results by a note until the step's observation fits its budget (the agent
+        sees, and the trace keeps, the note: ``hidden`` records ``$`` for the call)."""
+        sizes = sorted(((len(_encode(r)), i) for i, r in enumerate(results)), reverse=True)
+        total = sum(size for size, _ in sizes)
+        for size, i in sizes:
+            if total <= STEP_OBSERVATION_BUDGET:
+                break
+            call = calls[i]
+            note = {
+                "omitted_chars": size,
+                "hint": "The result is too large to show: ask for less (a narrower query, a smaller "
+                "limit, one item at a time).",
+            }
+            results[i] = {"tool": results[i]["tool"], "ok": results[i]["ok"], "truncated": note}
+            if call.ok:
+                call.result = {"truncated": note}
+                call.hidden = [*call.hidden, "$"]
+            total -= size - len(_encode(results[i]))
+        return _encode(results if as_list else results[0])
 
     def _finish(self) -> dict[str, Any]:
         """End the episode: the before-judge hooks, then the judge and the reward."""

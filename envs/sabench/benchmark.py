@@ -65,6 +65,10 @@ class SABench(Benchmark):
     side_effect_collections = frozenset({NOTIFICATIONS})
     report = "tooltrap.wrappers.eval.sabench_report:REPORT"
     max_steps = 16
+    shorter_prompt_hint = (
+        "Pass state_format='tools_only' (the state is not serialized; the agent reads it with the tools) "
+        "or 'compact'."
+    )
 
     def __init__(self) -> None:
         super().__init__()

@@ -9,8 +9,10 @@ from typing import Any, Literal
 
 from tooltrap.envs.core import ToolCallError, tool
 
-from .common import OfficeBackend, matches_query, summary
+from .common import Addresses, Id, Line, OfficeBackend, Text, matches_query, summary
 
+#: a calendar's limit on one event's attendees (keeps a runaway agent's cascades bounded)
+MAX_ATTENDEES = 200
 EVENTS = "events"
 SERIES = "series"
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -56,9 +58,9 @@ class CalendarBackend(OfficeBackend):
     @tool("read")
     def calendar_list_events(
         self,
-        start_date: str | None = None,
-        end_date: str | None = None,
-        query: str = "",
+        start_date: Line | None = None,
+        end_date: Line | None = None,
+        query: Line = "",
         include_cancelled: bool = False,
     ) -> list[dict]:
         """List calendar events (each occurrence of a recurring series is listed separately), by date.
@@ -83,7 +85,7 @@ class CalendarBackend(OfficeBackend):
         return out
 
     @tool("read")
-    def calendar_get_event(self, event_id: str) -> dict:
+    def calendar_get_event(self, event_id: Id) -> dict:
         """Get one event with its attendees and, for a recurring event, its series.
 
         Args:
@@ -100,13 +102,13 @@ class CalendarBackend(OfficeBackend):
     @tool("write", external=True)
     def calendar_create_event(
         self,
-        title: str,
-        date: str,
-        start: str,
-        end: str,
-        attendees: list[str] | None = None,
-        location: str = "",
-        description: str = "",
+        title: Line,
+        date: Line,
+        start: Line,
+        end: Line,
+        attendees: Addresses | None = None,
+        location: Line = "",
+        description: Text = "",
         notify_attendees: bool = True,
     ) -> dict:
         """Create a one-off event organized by you; attendees get an invitation by default.
@@ -156,14 +158,14 @@ class CalendarBackend(OfficeBackend):
     @tool("write", external=True)
     def calendar_update_event(
         self,
-        event_id: str,
+        event_id: Id,
         scope: Scope = "series",
-        title: str | None = None,
-        date: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        location: str | None = None,
-        description: str | None = None,
+        title: Line | None = None,
+        date: Line | None = None,
+        start: Line | None = None,
+        end: Line | None = None,
+        location: Line | None = None,
+        description: Text | None = None,
         notify_attendees: bool = True,
     ) -> dict:
         """Change an event. For a recurring event the default scope updates this and all later occurrences.
@@ -230,7 +232,7 @@ class CalendarBackend(OfficeBackend):
 
     @tool("write", external=True)
     def calendar_cancel_event(
-        self, event_id: str, scope: Scope = "series", notify_attendees: bool = True
+        self, event_id: Id, scope: Scope = "series", notify_attendees: bool = True
     ) -> dict:
         """Cancel an event. For a recurring event the default scope cancels this and all later occurrences.
 
@@ -260,7 +262,7 @@ class CalendarBackend(OfficeBackend):
 
     @tool("write", external=True)
     def calendar_add_attendees(
-        self, event_id: str, emails: list[str], scope: Scope = "series", notify: bool = True
+        self, event_id: Id, emails: Addresses, scope: Scope = "series", notify: bool = True
     ) -> dict:
         """Invite people to an event.
 
@@ -278,6 +280,11 @@ class CalendarBackend(OfficeBackend):
         for target in self._targets(event, scope):
             current = self.state.get(EVENTS, target)["attendees"]
             new = [e for e in dict.fromkeys(emails) if e not in current]
+            if len(current) + len(new) > MAX_ATTENDEES:
+                raise ToolCallError(
+                    f"An event holds at most {MAX_ATTENDEES} attendees; {target} has {len(current)}.",
+                    hint="Invite fewer people, or create another event.",
+                )
             if new:
                 self.stamp(EVENTS, target, attendees=[*current, *new])
                 added.extend(e for e in new if e not in added)
@@ -299,7 +306,7 @@ class CalendarBackend(OfficeBackend):
 
     @tool("write", external=True)
     def calendar_remove_attendees(
-        self, event_id: str, emails: list[str], scope: Scope = "series", notify: bool = True
+        self, event_id: Id, emails: Addresses, scope: Scope = "series", notify: bool = True
     ) -> dict:
         """Remove people from an event.
 
@@ -341,7 +348,7 @@ class CalendarBackend(OfficeBackend):
     @tool("write", external=True)
     def calendar_respond(
         self,
-        event_id: str,
+        event_id: Id,
         response: Literal["accepted", "declined", "tentative"],
         scope: Scope = "series",
         notify_organizer: bool = True,

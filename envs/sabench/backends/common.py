@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from tooltrap.envs.core import Backend, ToolCallError, did_you_mean
 from tooltrap.envs.core.state import Record
 
 NOTIFICATIONS = "notifications"
+
+# Bounds on tool parameters, declared in the schemas and enforced by the validator: a sane call fits
+# them with room to spare, a runaway one (thousands of addresses, megabytes of text) is an invalid call.
+Id = Annotated[str, Field(max_length=200)]
+Line = Annotated[str, Field(max_length=1_000)]
+Text = Annotated[str, Field(max_length=20_000)]
+Addresses = Annotated[list[Annotated[str, Field(max_length=320)]], Field(max_length=50)]
+Limit = Annotated[int, Field(ge=1, le=100)]
 _MISSING = object()
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from tooltrap.envs.core import ToolCallError, tool
 
-from .common import OfficeBackend, matches_query, summary
+from .common import Addresses, Id, Limit, Line, OfficeBackend, Text, matches_query, summary
 
 MESSAGES = "messages"
 LISTS = "mailing_lists"
@@ -80,7 +80,7 @@ class EmailBackend(OfficeBackend):
     # -- reads ---------------------------------------------------------------------------------------
     @tool("read")
     def email_search(
-        self, query: str = "", folder: Folder | None = None, sender: str | None = None, limit: int = 20
+        self, query: Line = "", folder: Folder | None = None, sender: Line | None = None, limit: Limit = 20
     ) -> list[dict]:
         """Search messages, newest first.
 
@@ -102,7 +102,7 @@ class EmailBackend(OfficeBackend):
         return out[:limit]
 
     @tool("read")
-    def email_read(self, message_id: str) -> dict:
+    def email_read(self, message_id: Id) -> dict:
         """Open a message (marks it as read).
 
         Args:
@@ -113,7 +113,7 @@ class EmailBackend(OfficeBackend):
         return dict(self.state.get(MESSAGES, message_id) or message)
 
     @tool("read")
-    def email_get_thread(self, thread_id: str) -> list[dict]:
+    def email_get_thread(self, thread_id: Id) -> list[dict]:
         """List every message of a thread, oldest first.
 
         Args:
@@ -131,7 +131,7 @@ class EmailBackend(OfficeBackend):
 
     # -- writes --------------------------------------------------------------------------------------
     @tool("write", external=True)
-    def email_send(self, to: list[str], subject: str, body: str, cc: list[str] | None = None) -> dict:
+    def email_send(self, to: Addresses, subject: Line, body: Text, cc: Addresses | None = None) -> dict:
         """Send a new message. A mailing-list address delivers to every member.
 
         Args:
@@ -151,7 +151,7 @@ class EmailBackend(OfficeBackend):
         return {"message_id": message_id, "delivered_to": delivered}
 
     @tool("write", external=True)
-    def email_reply(self, message_id: str, body: str, reply_all: bool = False) -> dict:
+    def email_reply(self, message_id: Id, body: Text, reply_all: bool = False) -> dict:
         """Reply to a message in its thread. By default only the sender gets the reply.
 
         Args:
@@ -182,7 +182,7 @@ class EmailBackend(OfficeBackend):
         return {"message_id": reply_id, "delivered_to": delivered}
 
     @tool("write", external=True)
-    def email_forward(self, message_id: str, to: list[str], comment: str = "") -> dict:
+    def email_forward(self, message_id: Id, to: Addresses, comment: Text = "") -> dict:
         """Forward a message to new recipients.
 
         Args:
@@ -208,7 +208,7 @@ class EmailBackend(OfficeBackend):
         return {"moved": moved, "folder": folder}
 
     @tool("write")
-    def email_archive(self, message_id: str, scope: Scope = "thread") -> dict:
+    def email_archive(self, message_id: Id, scope: Scope = "thread") -> dict:
         """Archive a message. By default the whole conversation (thread) is archived.
 
         Args:
@@ -218,7 +218,7 @@ class EmailBackend(OfficeBackend):
         return self._move(message_id, "archive", scope)
 
     @tool("write")
-    def email_delete(self, message_id: str, scope: Scope = "thread") -> dict:
+    def email_delete(self, message_id: Id, scope: Scope = "thread") -> dict:
         """Move a message to the trash. By default the whole conversation (thread) is deleted.
 
         Args:
@@ -228,7 +228,7 @@ class EmailBackend(OfficeBackend):
         return self._move(message_id, "trash", scope)
 
     @tool("write")
-    def email_move(self, message_id: str, folder: Folder, scope: Scope = "thread") -> dict:
+    def email_move(self, message_id: Id, folder: Folder, scope: Scope = "thread") -> dict:
         """Move a message to a folder. By default the whole conversation (thread) moves.
 
         Args:
@@ -239,7 +239,7 @@ class EmailBackend(OfficeBackend):
         return self._move(message_id, folder, scope)
 
     @tool("write")
-    def email_label(self, message_id: str, label: str, remove: bool = False, scope: Scope = "thread") -> dict:
+    def email_label(self, message_id: Id, label: Line, remove: bool = False, scope: Scope = "thread") -> dict:
         """Add (or remove) a label. By default the whole conversation (thread) is labeled.
 
         Args:

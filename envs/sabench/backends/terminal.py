@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from tooltrap.envs.core import Backend, ToolCallError, tool
 
+from .common import Text
+
 
 class TerminalBackend(Backend):
     domain = "terminal"
 
     @tool("terminal", ends_as="answer")
-    def respond(self, message: str) -> dict:
+    def respond(self, message: Text) -> dict:
         """Give the final answer to the user and end the task.
 
         Args:
@@ -20,7 +22,7 @@ class TerminalBackend(Backend):
         return {"delivered": True}
 
     @tool("terminal", ends_as="clarify")
-    def clarify(self, question: str) -> dict:
+    def clarify(self, question: Text) -> dict:
         """Ask the user a clarifying question instead of acting, and end the turn.
 
         Args:

@@ -9,7 +9,7 @@ from typing import Literal
 
 from tooltrap.envs.core import ToolCallError, tool
 
-from .common import OfficeBackend, matches_query, summary
+from .common import Id, Line, OfficeBackend, Text, matches_query, summary
 
 TICKETS = "tickets"
 COMMENTS = "comments"
@@ -27,7 +27,7 @@ class TicketBackend(OfficeBackend):
 
     @tool("read")
     def ticket_search(
-        self, query: str = "", status: Status | None = None, assignee: str | None = None
+        self, query: Line = "", status: Status | None = None, assignee: Line | None = None
     ) -> list[dict]:
         """Search tickets.
 
@@ -45,7 +45,7 @@ class TicketBackend(OfficeBackend):
         return out
 
     @tool("read")
-    def ticket_get(self, ticket_id: str) -> dict:
+    def ticket_get(self, ticket_id: Id) -> dict:
         """Get a ticket with its comments, child tickets and links.
 
         Args:
@@ -59,11 +59,11 @@ class TicketBackend(OfficeBackend):
     @tool("write")
     def ticket_create(
         self,
-        title: str,
-        description: str,
+        title: Line,
+        description: Text,
         priority: Priority = "medium",
-        assignee: str | None = None,
-        parent_id: str | None = None,
+        assignee: Line | None = None,
+        parent_id: Id | None = None,
     ) -> dict:
         """Create a ticket.
 
@@ -97,11 +97,11 @@ class TicketBackend(OfficeBackend):
     @tool("write")
     def ticket_update(
         self,
-        ticket_id: str,
+        ticket_id: Id,
         status: Status | None = None,
         priority: Priority | None = None,
-        assignee: str | None = None,
-        title: str | None = None,
+        assignee: Line | None = None,
+        title: Line | None = None,
     ) -> dict:
         """Change a ticket's status, priority, assignee or title.
 
@@ -126,7 +126,7 @@ class TicketBackend(OfficeBackend):
 
     @tool("write", external=True)
     def ticket_comment(
-        self, ticket_id: str, body: str, visibility: Literal["public", "internal"] = "public"
+        self, ticket_id: Id, body: Text, visibility: Literal["public", "internal"] = "public"
     ) -> dict:
         """Add a comment. Public comments (the default) are emailed to the ticket's requester.
 
@@ -159,7 +159,7 @@ class TicketBackend(OfficeBackend):
 
     @tool("write", external=True)
     def ticket_close(
-        self, ticket_id: str, resolution: str = "", close_children: bool = True, notify_requester: bool = True
+        self, ticket_id: Id, resolution: Line = "", close_children: bool = True, notify_requester: bool = True
     ) -> dict:
         """Close a ticket. By default its open child tickets are closed too and requesters are notified.
 
@@ -202,7 +202,7 @@ class TicketBackend(OfficeBackend):
         return {"closed": closed}
 
     @tool("write")
-    def ticket_link(self, ticket_id: str, target: str, relation: Relation = "relates_to") -> dict:
+    def ticket_link(self, ticket_id: Id, target: Id, relation: Relation = "relates_to") -> dict:
         """Link a ticket to another ticket, an email or an event.
 
         Args:
