@@ -15,22 +15,9 @@ from pathlib import Path
 
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
-from tooltrap.wrappers.eval.sabench_report import build_report, load_runs, write_report
+from tooltrap.wrappers.eval.sabench_report import SCRIPTED_RUNS, build_report, load_runs, write_report
 
-#: 11 runs, as in the paper's 11 models: the scripted baselines with and without each mitigation
-RUNS = [
-    ("gold", "none"),
-    ("clarify", "none"),
-    ("act-first", "none"),
-    ("random", "none"),
-    ("gold", "confirm-prompt"),
-    ("act-first", "confirm-prompt"),
-    ("act-first", "confirm-gate"),
-    ("act-first", "preview"),
-    ("act-first", "preview-gate"),
-    ("random", "confirm-gate"),
-    ("random", "preview-gate"),
-]
+RUNS = SCRIPTED_RUNS
 
 
 def main() -> None:

@@ -23,26 +23,14 @@ from typing import Any
 import gymnasium as gym
 
 import tooltrap
+from tooltrap.wrappers.eval.sabench_report import SCRIPTED_RUNS
 
 gym.register_envs(tooltrap)
 
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "sabench.json"
 DATA = Path(__file__).resolve().parent.parent / "envs" / "sabench" / "data"
 
-#: the scripted runs of scripts/bench_report.py (agent, mitigation)
-RUNS = [
-    ("gold", "none"),
-    ("clarify", "none"),
-    ("act-first", "none"),
-    ("random", "none"),
-    ("gold", "confirm-prompt"),
-    ("act-first", "confirm-prompt"),
-    ("act-first", "confirm-gate"),
-    ("act-first", "preview"),
-    ("act-first", "preview-gate"),
-    ("random", "confirm-gate"),
-    ("random", "preview-gate"),
-]
+RUNS = SCRIPTED_RUNS  # (agent, defense), as scripts/bench_report.py
 #: prompt options whose reset messages and tool schemas are digested
 PROMPTS = [
     {},

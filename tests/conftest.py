@@ -100,40 +100,46 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def llm_server(warm_model):
-    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback."""
-    pytest.importorskip("fastapi")
+def start_server(argv: list[str], url: str, wait_s: float = 120):
+    """Start a test server subprocess and wait until ``url/models`` answers; returns the process."""
     import subprocess
     import sys
     import time
-    from pathlib import Path
 
     import httpx
 
-    port = _free_port()
-    script = Path(__file__).parent / "llm_server.py"
-    proc = subprocess.Popen(
-        [sys.executable, str(script), str(warm_model), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"test server exited: {proc.stderr.read().decode()[-2000:]}")
         try:
             if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                break
+                return proc
         except httpx.HTTPError:
             time.sleep(0.2)
-    else:
-        proc.kill()
-        raise RuntimeError("test server did not start")
-    yield url
+    proc.kill()
+    raise RuntimeError("test server did not start")
+
+
+def stop_server(proc) -> None:
+    import subprocess
+
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="session")
+def llm_server(warm_model):
+    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback."""
+    pytest.importorskip("fastapi")
+    from pathlib import Path
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(warm_model), str(port)], url)
+    yield url
+    stop_server(proc)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,29 +22,13 @@ TASKS = "cal-cascade-dependent-cancel-occurrence"  # 5 tasks
 
 @pytest.fixture(scope="module")
 def hostile():
-    import httpx
-
-    from tests.conftest import _free_port
+    from tests.conftest import _free_port, start_server, stop_server
 
     port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "hostile_server.py"), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(proc.stderr.read().decode()[-2000:])
-        try:
-            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.1)
+    proc = start_server([str(Path(__file__).parent / "hostile_server.py"), str(port)], url, wait_s=60)
     yield url
-    proc.kill()
-    proc.wait(timeout=10)
+    stop_server(proc)
 
 
 def _agent(url: str, model: str, **kwargs):

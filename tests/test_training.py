@@ -175,6 +175,33 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     )  # the oracle's reward
 
 
+def _multi_environment_run(model, factories, rows, out):
+    """One GRPO step with TRL picking each row's environment from its ``environment`` column (one
+    prompt per environment, two generations each); returns the trainer."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    from tooltrap.training import component_rewards
+
+    dataset = Dataset.from_list(
+        [{"prompt": r["prompt"], "task_id": r["task_id"], "environment": r["environment"]} for r in rows]
+    )
+    loggers = component_rewards(factories)
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model),
+        processing_class=AutoTokenizer.from_pretrained(model),
+        reward_funcs=loggers,
+        args=_grpo_config(
+            out, max_steps=1, per_device_train_batch_size=2 * len(rows), reward_weights=[0.0] * len(loggers)
+        ),
+        train_dataset=dataset,
+        environment_factory=factories,
+    )
+    trainer.train()
+    return trainer
+
+
 def test_mixed_datasets_weights_and_one_class_per_toolset(mini_mix):
     from tooltrap.envs.core import EnvUsageError
     from tooltrap.training import EnvMix, environment_class, environment_factories, gold_rows, task_rows
@@ -216,11 +243,7 @@ def test_mixed_datasets_weights_and_one_class_per_toolset(mini_mix):
 
 
 def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOTrainer
-
-    from tooltrap.training import component_rewards, environment_factories, task_rows
+    from tooltrap.training import environment_factories, task_rows
 
     resets: dict[str, int] = {}
 
@@ -239,27 +262,7 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     first = {}
     for r in rows:
         first.setdefault(r["environment"], r)
-    dataset = Dataset.from_list(
-        [
-            {"prompt": r["prompt"], "task_id": r["task_id"], "environment": r["environment"]}
-            for r in first.values()
-        ]
-    )
-    loggers = component_rewards(factories)
-    trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(warm_model),
-        processing_class=AutoTokenizer.from_pretrained(warm_model),
-        reward_funcs=loggers,
-        args=_grpo_config(
-            tmp_path / "grpo-mix",
-            max_steps=1,
-            per_device_train_batch_size=6,
-            reward_weights=[0.0] * len(loggers),
-        ),
-        train_dataset=dataset,
-        environment_factory=factories,
-    )
-    trainer.train()
+    trainer = _multi_environment_run(warm_model, factories, list(first.values()), tmp_path / "grpo-mix")
     assert set(resets) == set(factories) and all(n >= 2 for n in resets.values())  # two generations each
     logs = [h for h in trainer.state.log_history if "reward" in h]
     assert logs
@@ -269,39 +272,15 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
 
 
 def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(warm_model, mini_mix, tmp_path):
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOTrainer
-
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [mini_mix[0], EnvMix("tests.toybench:ToyLibrary-v0", name="toy")]
     factories = environment_factories(mix)
     rows = task_rows(mix)
     picked = {r["environment"]: r for r in rows}
-    dataset = Dataset.from_list(
-        [
-            {"prompt": r["prompt"], "task_id": r["task_id"], "environment": r["environment"]}
-            for r in picked.values()
-        ]
-    )
-    loggers = component_rewards(factories)
-    names = [f.__name__ for f in loggers]
+    names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and names.count("goal") == 1
-    trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(warm_model),
-        processing_class=AutoTokenizer.from_pretrained(warm_model),
-        reward_funcs=loggers,
-        args=_grpo_config(
-            tmp_path / "grpo-two",
-            max_steps=1,
-            per_device_train_batch_size=4,
-            reward_weights=[0.0] * len(loggers),
-        ),
-        train_dataset=dataset,
-        environment_factory=factories,
-    )
-    trainer.train()
+    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-two")
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     for cls in factories.values():
         assert f"rewards/{cls.__name__}/mean" in log

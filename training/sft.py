@@ -71,9 +71,6 @@ class EnvArguments:
         return kwargs
 
 
-
-
-
 def model_kwargs(model_args: Any) -> dict[str, Any]:
     """``from_pretrained`` kwargs from TRL's ModelConfig (revision, dtype, attention implementation)."""
     kwargs: dict[str, Any] = {"revision": model_args.model_revision}

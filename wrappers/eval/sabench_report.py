@@ -22,6 +22,22 @@ from .report import BenchmarkReport, md_table
 from .report import percent as pct
 from .sabench import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
 
+#: 11 scripted runs, as the paper's 11 models: the baselines with and without each mitigation
+#: (agent, defense); scripts/bench_report.py and scripts/sabench_golden.py score them
+SCRIPTED_RUNS: tuple[tuple[str, str], ...] = (
+    ("gold", "none"),
+    ("clarify", "none"),
+    ("act-first", "none"),
+    ("random", "none"),
+    ("gold", "confirm-prompt"),
+    ("act-first", "confirm-prompt"),
+    ("act-first", "confirm-gate"),
+    ("act-first", "preview"),
+    ("act-first", "preview-gate"),
+    ("random", "confirm-gate"),
+    ("random", "preview-gate"),
+)
+
 HEADLINE = (
     "goal",
     "cd",
