@@ -234,7 +234,8 @@ class Trace:
     error_counts: dict[str, int] = field(default_factory=dict)
     variant: Any = None
     disposition: str | None = None
-    overrides: list[dict[str, Any]] = field(default_factory=list)
+    # empty until used: a trace is built on every reset, most never see an override
+    overrides: Sequence[dict[str, Any]] = ()
     intercept_counts: dict[str, int] = field(default_factory=dict)
     #: error observations caused by the agent (invalid calls): what benchmarks charge
     n_errors: int = 0
@@ -262,15 +263,10 @@ class Trace:
     def override(self, disposition: str, *, kind: str, reason: str, message: str | None = None) -> None:
         """Change how the episode ended (a before-judge hook turning an answer into an abstention).
         The previous disposition and the hook's kind and reason are recorded."""
-        self.overrides.append(
-            {
-                "kind": kind,
-                "reason": reason,
-                "from": self.disposition,
-                "to": disposition,
-                **({"message": message} if message is not None else {}),
-            }
-        )
+        entry = {"kind": kind, "reason": reason, "from": self.disposition, "to": disposition}
+        if message is not None:
+            entry["message"] = message
+        self.overrides = [*self.overrides, entry]
         self.disposition = disposition
 
     def to_dict(self) -> dict[str, Any]:
