@@ -42,9 +42,7 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         cls = AGENTS[name]
     except KeyError:
         choices = [*AGENTS, "hf:PATH", "openai:MODEL"]
-        error = UnknownNameError("agent", name, choices)
-        error.args = (f"{error.args[0]} Agents: {', '.join(choices)}.",)
-        raise error from None
+        raise UnknownNameError("agent", name, choices, hint=f"Agents: {', '.join(choices)}.") from None
     return cls(**kwargs)
 
 

@@ -17,8 +17,6 @@ from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.sabench_report import SCRIPTED_RUNS, build_report, load_runs, write_report
 
-RUNS = SCRIPTED_RUNS
-
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -29,7 +27,7 @@ def main() -> None:
     work = Path(args.work or tempfile.mkdtemp(prefix="tooltrap-bench-report-"))
     dirs = []
     t0 = time.perf_counter()
-    for agent, mitigation in RUNS:
+    for agent, mitigation in SCRIPTED_RUNS:
         out = work / f"{agent}-{mitigation}"
         evaluate(args.env, make_agent(agent), out, mitigation=mitigation)
         dirs.append(out)

@@ -30,7 +30,6 @@ gym.register_envs(tooltrap)
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "sabench.json"
 DATA = Path(__file__).resolve().parent.parent / "envs" / "sabench" / "data"
 
-RUNS = SCRIPTED_RUNS  # (agent, defense), as scripts/bench_report.py
 #: prompt options whose reset messages and tool schemas are digested
 PROMPTS = [
     {},
@@ -92,7 +91,7 @@ def compute(resamples: int = 10_000, work: Path | None = None) -> dict[str, Any]
     #: goal and CD in % [95% CI] per run: the README's mitigation table (tests/test_readme.py)
     headline: dict[str, dict[str, list[float]]] = {}
     dirs = []
-    for agent, mitigation in RUNS:
+    for agent, mitigation in SCRIPTED_RUNS:
         name = f"{agent}+{mitigation}"
         folder = work / name
         records = evaluate("SABench-v0", make_agent(agent), folder, mitigation=mitigation)

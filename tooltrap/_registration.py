@@ -23,41 +23,39 @@ def register_envs() -> None:
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs), disable_env_checker=True)
 
 
-def check_env_id(env_id: str) -> str:
-    """``env_id`` if gymnasium knows it (importing the module of a ``"module:Env-v0"`` id); otherwise an
-    :class:`~tooltrap.envs.core.UnknownNameError` with a did-you-mean that ignores case."""
-    import difflib
-    import importlib
-
-    from tooltrap.envs.core import UnknownNameError
-
-    module, _, plain = env_id.rpartition(":")
-    if module:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise UnknownNameError("env module", module, []) from exc
-    if plain in gym.registry:
-        return env_id
-    ids = list(gym.registry)
-    lowered = {i.lower(): i for i in ids}
-    close = [lowered[m] for m in difflib.get_close_matches(plain.lower(), list(lowered), n=3, cutoff=0.6)]
-    error = UnknownNameError("env id", plain, [])
-    hint = " Did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
-    ours = ", ".join(ENV_IDS)
-    error.args = (f"Unknown env id {plain!r}.{hint} tooltrap's env ids: {ours}.",)
-    raise error
-
-
-def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
-    """``gym.spec`` of an env id, also in the module-prefixed form ``"package.module:Env-v0"`` (the module
-    is imported first, as ``gym.make`` does), with the entry point's module imported too."""
+def _plain_id(env_id: str) -> str:
+    """The id of a ``"package.module:Env-v0"`` env id without its module, which is imported first (as
+    ``gym.make`` does); a plain id as it is."""
     import importlib
 
     module, _, plain = env_id.rpartition(":")
     if module:
         importlib.import_module(module)
-    spec = gym.spec(plain or env_id)
+    return plain
+
+
+def check_env_id(env_id: str) -> str:
+    """``env_id`` if gymnasium knows it; otherwise an :class:`~tooltrap.envs.core.UnknownNameError` with a
+    did-you-mean that ignores case."""
+    from tooltrap.envs.core import UnknownNameError
+
+    module = env_id.rpartition(":")[0]
+    try:
+        plain = _plain_id(env_id)
+    except ImportError as exc:
+        raise UnknownNameError("env module", module, []) from exc
+    if plain in gym.registry:
+        return env_id
+    hint = f"tooltrap's env ids: {', '.join(ENV_IDS)}."
+    raise UnknownNameError("env id", plain, gym.registry, hint=hint, ignore_case=True)
+
+
+def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    """``gym.spec`` of an env id, also in the module-prefixed form ``"package.module:Env-v0"``, with the
+    entry point's module imported too."""
+    import importlib
+
+    spec = gym.spec(_plain_id(env_id))
     if isinstance(spec.entry_point, str):
         importlib.import_module(spec.entry_point.partition(":")[0])
     return spec

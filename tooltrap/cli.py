@@ -72,7 +72,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import tooltrap  # noqa: F401  (registers env ids)
     from tooltrap.agents import make_agent
     from tooltrap.evaluate import evaluate
-    from tooltrap.wrappers.eval.report import report_for
+    from tooltrap.wrappers.eval.report import report_for, system_outcome_counts
 
     agent_kwargs: dict[str, Any] = {"seed": args.seed} if args.agent == "random" else {}
     if args.agent.startswith("openai:") and args.base_url:
@@ -96,17 +96,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     benchmark = records[0]["benchmark"]
     summary: dict[str, Any] = _summary(benchmark, records, args.resamples, args.seed)
     model_level = [r for r in records if not r.get("system_outcome")]
-    system: dict[str, int] = {}
-    for r in records:
-        if r.get("system_outcome"):
-            system[r["system_outcome"]] = system.get(r["system_outcome"], 0) + 1
-    summary["system_outcomes"] = {
-        "n": len(records) - len(model_level),
-        "by_kind": dict(sorted(system.items())),
-    }
+    system = system_outcome_counts(records)
+    summary["system_outcomes"] = {"n": len(records) - len(model_level), "by_kind": system}
     (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     mean_reward = sum(r["reward"] for r in model_level) / len(model_level) if model_level else float("nan")
-    reasons = ", ".join(f"{k} {n}" for k, n in sorted(system.items()))
+    reasons = ", ".join(f"{k} {n}" for k, n in system.items())
     _print_table(
         f"{args.agent} on {args.env_id}: {len(model_level)} episodes"
         + (

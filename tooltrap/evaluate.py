@@ -236,17 +236,18 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def prepare_resume(path: Path, log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Make episodes.jsonl safe to append to and return the records a rerun keeps.
+def prepare_resume(path: Path, found: EpisodeFile, log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Make episodes.jsonl (``found``: as :func:`scan_episodes` read it) safe to append to and return the
+    records a rerun keeps.
 
     Unreadable lines are moved to ``episodes.rejected.jsonl`` (and their episodes run again); episodes
     that ended at the provider (system-level outcomes) are dropped so that they are retried; where a
     (task, variant) was written twice, the latest record stays. The file is rewritten atomically, and
     only when something changes.
     """
-    found = scan_episodes(path)
-    kept = latest_records(r for r in found.records if not r.get("system_outcome"))
-    retried = sum(1 for r in latest_records(found.records) if r.get("system_outcome"))
+    latest = latest_records(found.records)
+    kept = [r for r in latest if not r.get("system_outcome")]
+    retried = len(latest) - len(kept)
     if found.bad_lines:
         rejected = path.with_name("episodes.rejected.jsonl")
         with rejected.open("a", encoding="utf-8") as fh:
@@ -428,7 +429,7 @@ class _Progress:
         self,
         title: str,
         total: int,
-        done: set[tuple[str, str]],
+        completed: int,
         records: list[dict[str, Any]],
         benchmark: str,
     ):
@@ -459,7 +460,7 @@ class _Progress:
             transient=True,
         )
         self.bar.start()
-        self.task = self.bar.add_task(title, total=total, completed=len(done), rates=self._rates())
+        self.task = self.bar.add_task(title, total=total, completed=completed, rates=self._rates())
 
     def _count(self, record: dict[str, Any]) -> None:
         if record.get("system_outcome"):
@@ -553,17 +554,18 @@ def evaluate(
     }
     path = out / EPISODES
     transport = tuple(getattr(agent, "transport_keys", ()))
-    _check_run_file(
-        out / RUN, identity, benchmark, has_records=bool(scan_episodes(path).records), transport=transport
-    )
-    records = prepare_resume(path, log or (lambda message: None))
+    found = scan_episodes(path)
+    _check_run_file(out / RUN, identity, benchmark, has_records=bool(found.records), transport=transport)
+    records = prepare_resume(path, found, log or (lambda message: None))
     done = {record_key(r) for r in records}
     grid = [(task_id, point) for task_id in wanted for point in points]
     todo = [(t, p) for t, p in grid if (t, variant_key(p)) not in done]
     if log is not None and len(todo) < len(grid):
         log(f"resuming: {len(grid) - len(todo)} of {len(grid)} episodes done, {len(todo)} to run")
     bar = (
-        _Progress(f"{agent.describe()['name']} on {env_id}", len(grid), done, records, benchmark)
+        _Progress(
+            f"{agent.describe()['name']} on {env_id}", len(grid), len(grid) - len(todo), records, benchmark
+        )
         if progress and todo
         else None
     )

@@ -207,8 +207,15 @@ def _class_name(key: str) -> str:
     return re.sub(r"[^0-9A-Za-z]", "", key.title()) + "Env"
 
 
-def reward_components(env: gym.Env) -> tuple[str, ...]:
-    """The reward component names of ``env``'s benchmark (from its reward config)."""
+def reward_components(env: gym.Env | str, env_kwargs: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """The reward component names of an env's benchmark (from its reward config); an env id is built
+    with ``env_kwargs`` to find them."""
+    if isinstance(env, str):
+        probe = gym.make(env, **(env_kwargs or {}))
+        try:
+            return reward_components(probe)
+        finally:
+            probe.close()
     return tuple(env.unwrapped.reward_config.components)  # type: ignore[attr-defined]
 
 

@@ -37,9 +37,8 @@ def make_rollout_func(
     fields ``env_<component>`` carry the benchmark's reward components (see :func:`component_loggers`)."""
     rows = task_rows(env_id, env_kwargs=env_kwargs)
     lookup = {_key(r["prompt"]): r for r in rows}
-    probe = gym.make(env_id, **(env_kwargs or {}))
-    components = reward_components(probe)
-    probe.close()
+    kwargs = training_kwargs(env_id, env_kwargs or {})  # once: each rollout batch builds its env from it
+    components = reward_components(env_id, kwargs)
 
     def rollout_func(prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
         import torch
@@ -57,7 +56,7 @@ def make_rollout_func(
         }
         for c in components:
             out[f"env_{c}"] = []
-        env = apply_defense(gym.make(env_id, **training_kwargs(env_id, env_kwargs or {})), mitigation)
+        env = apply_defense(gym.make(env_id, **kwargs), mitigation)
         with (
             unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model,
             torch.no_grad(),
@@ -147,9 +146,7 @@ def env_reward(completions: list[Any], env_reward: list[float], **kwargs: Any) -
 
 def component_loggers(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[Any]:
     """Zero-weight reward functions that log each reward component of ``env_id``'s rollouts."""
-    probe = gym.make(env_id, **(env_kwargs or {}))
-    components = reward_components(probe)
-    probe.close()
+    components = reward_components(env_id, env_kwargs)
     funcs = []
     for component in components:
 

@@ -558,9 +558,7 @@ class ToolEnv(gym.Env[str, str]):
             "task_id": task.id,
             "variant": dict(shown[1]),
             "messages": list(messages),
-            "tools": list(
-                toolset.schemas if self.tool_schema_dialect == "full" else toolset.transformers_schemas
-            ),
+            "tools": list(self._schemas(toolset)),
             "tool_kinds": dict(toolset.kinds),
             "terminal_tools": dict(toolset.terminals),
         }

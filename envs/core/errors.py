@@ -16,9 +16,14 @@ from collections.abc import Iterable
 from enum import StrEnum
 
 
-def did_you_mean(word: str, options: Iterable[str], n: int = 3) -> str:
+def did_you_mean(word: str, options: Iterable[str], n: int = 3, *, ignore_case: bool = False) -> str:
     """Return a "did you mean" suffix for ``word`` among ``options`` ('' when nothing is close)."""
-    matches = difflib.get_close_matches(str(word), list(options), n=n, cutoff=0.6)
+    if ignore_case:
+        lowered = {o.lower(): o for o in options}
+        close = difflib.get_close_matches(str(word).lower(), list(lowered), n=n, cutoff=0.6)
+        matches = [lowered[m] for m in close]
+    else:
+        matches = difflib.get_close_matches(str(word), list(options), n=n, cutoff=0.6)
     if not matches:
         return ""
     return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"
@@ -39,9 +44,12 @@ class ToolDefinitionError(TooltrapError, TypeError):
 class UnknownNameError(TooltrapError, KeyError):
     """A name (agent, metric, env id ...) is not known; the message suggests close matches."""
 
-    def __init__(self, what: str, value: str, options: Iterable[str]):
+    def __init__(
+        self, what: str, value: str, options: Iterable[str], *, hint: str = "", ignore_case: bool = False
+    ):
         self.value = value
-        super().__init__(f"Unknown {what} {value!r}.{did_you_mean(value, options)}")
+        suggestion = did_you_mean(value, options, ignore_case=ignore_case)
+        super().__init__(f"Unknown {what} {value!r}.{suggestion}" + (f" {hint}" if hint else ""))
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
@@ -56,8 +64,7 @@ class UnknownOptionError(UnknownNameError, EnvUsageError):
 
     def __init__(self, value: str, options: Iterable[str], what: str = "option"):
         options = sorted(options)
-        UnknownNameError.__init__(self, what, value, options)
-        self.args = (f"{self.args[0]} Valid keys: {', '.join(options)}.",)
+        UnknownNameError.__init__(self, what, value, options, hint=f"Valid keys: {', '.join(options)}.")
 
 
 class VariantError(TooltrapError, ValueError):

@@ -391,11 +391,6 @@ class TaskCache:
             del self._data[next(iter(self._data))]
         return value
 
-    def get(self, task: Task, key: Hashable, build: Callable[[], Any]) -> Any:
-        """The stored value, built (and stored) on a miss."""
-        value = self.lookup(task, key)
-        return value if value is not None else self.store(task, key, build())
-
     def __len__(self) -> int:
         return len(self._data)
 

@@ -143,10 +143,6 @@ class CallRecord:
     def intercepted(self) -> bool:
         return self.intercept is not None
 
-    @property
-    def rewritten(self) -> bool:
-        return bool(self.rewrites)
-
     def hide(self, *paths: str) -> None:
         """Remove fields from the result the agent will see (observation masking: a field is omitted,
         never falsified) and record the paths that were present in ``hidden``. Apply several paths

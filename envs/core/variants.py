@@ -36,10 +36,6 @@ class Variant(BaseModel):
         """JSON-ready values of every field."""
         return self.model_dump(mode="json")
 
-    def key(self) -> str:
-        """Canonical JSON of the values: equal variants, equal keys."""
-        return variant_key(self.to_dict())
-
 
 def variant_key(values: Mapping[str, Any]) -> str:
     """Canonical JSON of a variant's values (the resume key of an evaluation grid point)."""

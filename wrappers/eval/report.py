@@ -16,7 +16,8 @@ import importlib
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,39 @@ class BenchmarkReport:
 
 def _model_level(records: Sequence[dict[str, Any]]) -> np.ndarray:
     return np.array([not r.get("system_outcome") for r in records], dtype=bool)
+
+
+def system_outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Episodes ended by the provider (errors, timeouts, content filters), by kind, sorted."""
+    counts = Counter(r["system_outcome"] for r in records if r.get("system_outcome"))
+    return dict(sorted(counts.items()))
+
+
+#: the columns of every report's metrics.csv (long format)
+CSV_FIELDS = ("run", "scope", "group", "metric", "value", "ci_low", "ci_high", "n")
+
+
+def rates_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """metrics.csv: one row per (run, scope, group, metric) with its interval."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def json_safe(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row with NaN (an empty denominator) as None, so report.json stays valid JSON."""
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+
+
+def write_texts(out_dir: str | Path, files: Mapping[str, str]) -> list[Path]:
+    """Write each ``name -> text`` into ``out_dir`` (created); the paths written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    return [out / name for name in files]
 
 
 @dataclass
@@ -164,30 +198,16 @@ class RateReport(BenchmarkReport):
             if len(by_variant) > 1:
                 for key, group in sorted(by_variant.items()):
                     run.rates.update(self._rates(group, "by_variant", key, n_resamples, seed))
-            for r in records:
-                if r.get("system_outcome"):
-                    run.system_outcomes[r["system_outcome"]] = (
-                        run.system_outcomes.get(r["system_outcome"], 0) + 1
-                    )
+            run.system_outcomes = system_outcome_counts(records)
             out.append(run)
         return RateTables(self.name, list(self.metrics), out, n_resamples, seed, self.cluster_label)
 
     def write(self, report: RateTables, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         rows = [
             {"run": run.name, "scope": s, "group": g, "metric": m, **iv.to_dict()}
             for run in report.runs
             for (s, g, m), iv in run.rates.items()
         ]
-        buffer = io.StringIO()
-        writer = csv.DictWriter(
-            buffer,
-            fieldnames=["run", "scope", "group", "metric", "value", "ci_low", "ci_high", "n"],
-            lineterminator="\n",
-        )
-        writer.writeheader()
-        writer.writerows(rows)
         document = {
             "benchmark": report.benchmark,
             "n_resamples": report.n_resamples,
@@ -197,20 +217,16 @@ class RateReport(BenchmarkReport):
                 {"name": r.name, "n_episodes": r.n_episodes, "system_outcomes": r.system_outcomes}
                 for r in report.runs
             ],
-            "rates": [
-                {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-                for row in rows
-            ],
+            "rates": [json_safe(row) for row in rows],
         }
-        written = []
-        for name, text in (
-            ("report.md", self.markdown(report)),
-            ("metrics.csv", buffer.getvalue()),
-            ("report.json", json.dumps(document, indent=1) + "\n"),
-        ):
-            (out / name).write_text(text, encoding="utf-8")
-            written.append(out / name)
-        return written
+        return write_texts(
+            out_dir,
+            {
+                "report.md": self.markdown(report),
+                "metrics.csv": rates_csv(rows),
+                "report.json": json.dumps(document, indent=1) + "\n",
+            },
+        )
 
     def markdown(self, report: RateTables) -> str:
         header = ["run", "n", *report.metrics]

@@ -7,10 +7,7 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +15,7 @@ from typing import Any
 
 from . import sabench_paper as paper
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
-from .report import BenchmarkReport, md_table
+from .report import BenchmarkReport, json_safe, md_table, rates_csv, write_texts
 from .report import percent as pct
 from .sabench import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
 
@@ -282,19 +279,7 @@ def to_records(report: Report) -> list[dict[str, Any]]:
 
 
 def to_csv(report: Report) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(
-        buffer,
-        fieldnames=["run", "scope", "group", "metric", "value", "ci_low", "ci_high", "n"],
-        lineterminator="\n",
-    )
-    writer.writeheader()
-    writer.writerows(to_records(report))
-    return buffer.getvalue()
-
-
-def _clean(value: float) -> float | None:
-    return None if isinstance(value, float) and math.isnan(value) else value
+    return rates_csv(to_records(report))
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -315,7 +300,7 @@ def to_json(report: Report) -> dict[str, Any]:
             }
             for r in report.runs
         ],
-        "rates": [{k: _clean(v) for k, v in row.items()} for row in to_records(report)],
+        "rates": [json_safe(row) for row in to_records(report)],
         "paper_reference": {
             "source": paper.SOURCE,
             "overall": paper.OVERALL,
@@ -454,18 +439,16 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
 
 def write_report(report: Report, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
     """Write report.md, report.json, metrics.csv (and the figures when matplotlib is installed)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in (
-        ("report.md", to_markdown(report)),
-        ("metrics.csv", to_csv(report)),
-        ("report.json", json.dumps(to_json(report), indent=1) + "\n"),
-    ):
-        (out / name).write_text(text, encoding="utf-8")
-        written.append(out / name)
+    written = write_texts(
+        out_dir,
+        {
+            "report.md": to_markdown(report),
+            "metrics.csv": to_csv(report),
+            "report.json": json.dumps(to_json(report), indent=1) + "\n",
+        },
+    )
     if figures:
-        written += plot_figures(report, out)
+        written += plot_figures(report, Path(out_dir))
     return written
 
 
