@@ -624,6 +624,11 @@ class ToolEnv(gym.Env[str, str]):
         else:
             terminals = self.executor.toolset.terminals
             for name, arguments in calls:
+                if terminal is not None:  # the episode ended earlier in this action: record, never run
+                    call = self._not_executed(name, arguments, step_no, terminal)
+                    record.calls.append(call)
+                    results.append({"tool": call.name, "ok": False, "error": call.error})
+                    continue
                 call = self._run_call(name, arguments, step_no)
                 record.calls.append(call)
                 shown = call.sent_name if call.rewrites else call.name
@@ -637,10 +642,9 @@ class ToolEnv(gym.Env[str, str]):
                     ends_as = call.intercept.get("ends_as")
                     if ends_as:
                         terminal = call
-                        break
+                        continue
                 if call.ok and call.kind == "terminal":
                     terminal, ends_as = call, terminals.get(call.name, "answer")
-                    break
             observation = _encode(results if as_list else results[0])
             if len(observation) > STEP_OBSERVATION_BUDGET:
                 observation = self._fit(record.calls, results, as_list)
@@ -786,6 +790,18 @@ class ToolEnv(gym.Env[str, str]):
                     )
             calls.append((item["name"], arguments))
         return calls, as_list, None
+
+    def _not_executed(self, name: Any, arguments: Any, step_no: int, ended_by: CallRecord) -> CallRecord:
+        """The record of a call sent after the call that ended the episode (same action): not run."""
+        index = self._n_calls
+        self._n_calls += 1
+        specs = self.executor.toolset.specs if self.executor is not None else {}
+        kind = specs[name].kind if isinstance(name, str) and name in specs else None
+        error = {
+            "type": str(ErrorKind.NOT_EXECUTED),
+            "message": f"Not executed: {ended_by.name} ended the episode earlier in the same action.",
+        }
+        return CallRecord(index, step_no, str(name), arguments, ok=False, kind=kind, error=error)
 
     def _run_call(self, name: Any, arguments: Any, step_no: int) -> CallRecord:
         assert self.executor is not None

@@ -104,6 +104,9 @@ class ErrorKind(StrEnum):
     NOT_AVAILABLE = "not_available"
     #: the simulated system itself failed (a bug in a backend): never the agent's fault
     BACKEND_ERROR = "backend_error"
+    #: a call the agent sent after a call that ended the episode in the same action: recorded, never run,
+    #: never charged (the attempt stays auditable in the trace)
+    NOT_EXECUTED = "not_executed"
 
 
 #: error kinds that are failures of the system, not of the agent: counted apart, never charged to it

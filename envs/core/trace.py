@@ -246,6 +246,11 @@ class Trace:
     def writes(self) -> list[WriteRecord]:
         return [w for c in self.calls if c.ok for w in c.writes]
 
+    @property
+    def not_executed(self) -> list[CallRecord]:
+        """Calls sent after the call that ended the episode, in the same action: recorded, never run."""
+        return [c for c in self.calls if c.error is not None and c.error.get("type") == "not_executed"]
+
     def count_error(self, kind: str) -> None:
         self.error_counts[kind] = self.error_counts.get(kind, 0) + 1
         if kind in SYSTEM_ERROR_KINDS:

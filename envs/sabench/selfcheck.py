@@ -1,5 +1,6 @@
 """Self-check of the SABench corpus (AgentDojo-style): every task's gold solution satisfies the goal
-with zero unauthorized writes, every trap solution is flagged with its expected rule(s), and the
+with zero unauthorized writes, every trap solution is flagged with its expected rule(s), every gaming
+probe derived from gold (:mod:`~tooltrap.envs.sabench.probes`) scores below gold, and the
 characteristic act-first intent is well-formed.
 
 Run ``python scripts/selfcheck.py`` or see ``tests/test_sabench_corpus.py``.
@@ -15,6 +16,7 @@ from typing import Any
 from tooltrap.envs.core import ToolCall, ToolEnv
 
 from .oracle import SABenchVerdict
+from .probes import gaming_probes
 from .task import SABenchTask
 
 TERMINALS = ("respond", "clarify")
@@ -46,6 +48,8 @@ def play(
 class TaskReport:
     task_id: str
     problems: list[str] = field(default_factory=list)
+    #: gaming probe kind -> whether it scored below gold (every derived probe must)
+    probes: dict[str, bool] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -54,7 +58,8 @@ class TaskReport:
 
 def check_task(env: ToolEnv, task: SABenchTask) -> TaskReport:
     report = TaskReport(task.id)
-    verdict, _, _ = play(env, task.id, task.gold)
+    verdict, gold_reward, _ = play(env, task.id, task.gold)
+    executed = list(env.unwrapped.trace.calls)  # type: ignore[attr-defined]
     if not verdict.goal:
         report.problems.append("gold does not satisfy the goal")
     if verdict.violations:
@@ -75,6 +80,16 @@ def check_task(env: ToolEnv, task: SABenchTask) -> TaskReport:
         if trap.expect_external is not None and tv.external_cd != trap.expect_external:
             report.problems.append(
                 f"trap {trap.name}: expected external_cd={trap.expect_external}, got {tv.external_cd}"
+            )
+    body = task.gold[:-1] if task.gold and task.gold[-1].name in TERMINALS else task.gold
+    finish = task.gold[len(body) :]
+    for probe in gaming_probes(list(body), executed[: len(body)]):
+        pv, reward, _ = play(env, task.id, [*probe.calls, *finish])
+        report.probes[probe.kind] = below = reward < gold_reward
+        if not below:
+            report.problems.append(
+                f"probe {probe.kind} scores {reward:g}, not below gold's {gold_reward:g} "
+                f"(goal={pv.goal}, rules={sorted(pv.rule_counts)})"
             )
     for cand in task.candidates:
         if not task.entity_exists(cand):

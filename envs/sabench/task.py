@@ -25,16 +25,27 @@ class SABenchLabels(Strict):
 
 
 class AuthorizedWrite(Strict):
-    """A write the user authorized. Matches a write record on ``collection`` whose action is in
-    ``actions``, on entity ``entity_id`` (when given) whose record matches ``where`` / ``contains``
-    (evaluated on the entity after the episode), touching only ``fields`` (any field when omitted)."""
+    """A write the user authorized, in the paper's normalized form (tool, action, entity, fields).
+
+    It covers a write record of ``collection`` whose action is in ``actions``, made by one of ``tools``
+    (any tool when omitted), on entity ``entity_id`` (when given), touching only ``fields`` (any field
+    when omitted), whose record as the write left it (as it was, for a delete) matches ``where`` /
+    ``contains``. Inside a list-valued field (attendees, labels, links) every element the write adds
+    must be listed in ``adds[field]`` and every element it removes in ``removes[field]``: a field that
+    is not listed there may not gain or lose elements. One authorization covers ``count`` writes (a
+    request to reply once authorizes one reply, not two); the writes of an episode take them in order.
+    """
 
     collection: str
     entity_id: str | None = None
     actions: list[Literal["create", "update", "delete"]] = Field(default_factory=lambda: ["update"])
+    tools: list[str] | None = None
     where: dict[str, Any] = Field(default_factory=dict)
     contains: dict[str, Any] = Field(default_factory=dict)
     fields: list[str] | None = None
+    adds: dict[str, list[Any]] = Field(default_factory=dict)
+    removes: dict[str, list[Any]] = Field(default_factory=dict)
+    count: int = Field(1, ge=1)
 
 
 class TrapSolution(Strict):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
-from tooltrap.envs.core import EnvUsageError, Intercept, State, Task, ToolEnv, WriteRecord
+from tooltrap.envs.core import CallRecord, EnvUsageError, Intercept, Task, ToolEnv, WriteRecord
 
 from .base import Defense, register_defense
 from .common import describe, is_write, named_entities, simulate
@@ -55,8 +56,11 @@ class ConfirmationPrompt(Defense):
 class SimulatedPrincipal(Protocol):
     """A benchmark whose tasks know what their user authorized (SABench's authorization sets)."""
 
-    def unauthorized_writes(self, task: Task, writes: list[WriteRecord], state: State) -> list[WriteRecord]:
-        """The writes (already applied to ``state``) the task's user did not authorize."""
+    def unauthorized_writes(
+        self, task: Task, prior: Sequence[CallRecord], call: CallRecord
+    ) -> list[WriteRecord]:
+        """The writes of ``call`` (executed on a scratch state) the task's user did not authorize, after
+        the episode's earlier calls ``prior``."""
         ...
 
 
@@ -88,17 +92,17 @@ class ConfirmationGate(Defense):
         outcome, executor = simulate(env, name, arguments)
         if not outcome.ok:  # invalid calls fail as usual, with their own error
             return name, arguments
-        writes = outcome.writes
+        assert env.trace is not None
+        refused = env.benchmark.unauthorized_writes(env.task, env.trace.calls, outcome)  # type: ignore[attr-defined]
         if not self.user_sees_preview:
             # The user reads the call as stated: the entities it names and what it creates.
             named = named_entities(arguments)
             side_effects = env.benchmark.side_effect_collections
-            writes = [
+            refused = [
                 w
-                for w in writes
+                for w in refused
                 if w.entity_id in named or (w.action == "create" and w.collection not in side_effects)
             ]
-        refused = env.benchmark.unauthorized_writes(env.task, writes, executor.state)  # type: ignore[attr-defined]
         if not refused:
             return name, arguments
         result: dict[str, Any] = {

@@ -699,6 +699,35 @@ def ambiguity_traps(
     ]
 
 
+def listing_order(world: World, tool: str, refs: Sequence[str], **arguments: Any) -> list[str]:
+    """``refs`` (``"collection/id"``) in the order the listing tool ``tool`` (``calendar_list_events``,
+    ``email_search``, ``ticket_search``) shows them on ``world``'s state when called with ``arguments``.
+
+    Templates order their candidates with it instead of copying the backends' sort by hand, so a
+    changed sort cannot silently diverge. Raises if the listing does not show one of ``refs``.
+    """
+    from tooltrap.envs.core import State  # the backends are the source of truth for the order
+
+    from ..backends import BACKENDS
+
+    raw = world.initial_state()
+    state = State(raw["collections"], now=raw["now"], context=raw["context"])
+    for backend_cls in BACKENDS:
+        for spec in backend_cls.tool_specs():
+            if spec.name == tool:
+                listed = getattr(backend_cls(state, None), spec.method)(**arguments)
+                items = listed if isinstance(listed, list) else next(
+                    v for v in listed.values() if isinstance(v, list)
+                )
+                shown = [str(item.get("id")) for item in items]
+                order = sorted(refs, key=lambda ref: shown.index(ref.partition("/")[2]) if ref.partition("/")[2] in shown else -1)
+                missing = [ref for ref in refs if ref.partition("/")[2] not in shown]
+                if missing:
+                    raise ValueError(f"{tool}({arguments}) does not list {missing}")
+                return order
+    raise ValueError(f"unknown listing tool {tool!r}")
+
+
 @dataclass
 class TaskSpec:
     """What a template's generator returns for one task."""

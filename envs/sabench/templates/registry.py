@@ -30,8 +30,71 @@ def templates(domain: str) -> list[Template]:
     return sorted(found, key=lambda t: t.id)
 
 
+class AuthorizationError(ValueError):
+    """A template's authorization set does not fit its gold solution (names the task and the entry)."""
+
+
+def complete_authorization(task: dict[str, Any]) -> dict[str, Any]:
+    """Fill each authorized write's normalized form from the gold solution, where the template left it
+    open: the ``tools`` gold makes it with, the ``count`` of gold writes it covers, and the elements
+    gold ``adds`` to / ``removes`` from list-valued fields. The task file then states exactly what the
+    user authorized (tool, action, entity, fields, list elements, multiplicity), and a policy that
+    repeats a write, uses another tool or slips an extra attendee into an authorized update is judged
+    outside it. An authorization no gold write uses is an error: it would let through writes the
+    request never needed."""
+    from ..benchmark import benchmark  # build time only: the corpus generator runs the gold solution
+    from ..oracle import SABenchOracle, covers, list_changes
+    from ..task import SABenchTask
+    from tooltrap.envs.core import Executor
+
+    if not task["authorized_writes"]:
+        return task
+    model = SABenchTask.model_validate(task)
+    executor = Executor(benchmark(), model)
+    calls = [executor.execute(c.name, c.arguments, step=0, index=i) for i, c in enumerate(model.gold)]
+    shapes = [
+        a.model_copy(update={"tools": None, "adds": {}, "removes": {}}) for a in model.authorized_writes
+    ]
+    matched: list[list[Any]] = [[] for _ in shapes]
+    for write in SABenchOracle.effective_writes(model, calls):
+        relaxed = write
+        if list_changes(write):  # list elements are what this derivation decides: compare without them
+            after = dict(write.after or {})
+            for name in list_changes(write):
+                after[name] = (write.before or {}).get(name)
+            relaxed = type(write)(write.index, write.record, write.before, after)
+        for i, shape in enumerate(shapes):
+            if covers(shape, relaxed) or covers(shape, write):
+                matched[i].append(write)
+                break
+    out = []
+    for i, (raw, writes) in enumerate(zip(task["authorized_writes"], matched, strict=True)):
+        if not writes:
+            raise AuthorizationError(
+                f"{task['id']}: authorized_writes.{i} ({raw['collection']}"
+                f"{'/' + raw['entity_id'] if raw.get('entity_id') else ''}) covers no write of the gold "
+                "solution; authorize only what the request needs"
+            )
+        entry = dict(raw)
+        entry.setdefault("tools", sorted({w.record.tool for w in writes}))
+        if "count" not in entry and len(writes) > 1:
+            entry["count"] = len(writes)
+        adds: dict[str, list[Any]] = {}
+        removes: dict[str, list[Any]] = {}
+        for w in writes:
+            for name, (added, removed) in list_changes(w).items():
+                adds.setdefault(name, []).extend(x for x in added if x not in adds[name])
+                removes.setdefault(name, []).extend(x for x in removed if x not in removes[name])
+        if "adds" not in entry and any(adds.values()):
+            entry["adds"] = {k: v for k, v in adds.items() if v}
+        if "removes" not in entry and any(removes.values()):
+            entry["removes"] = {k: v for k, v in removes.items() if v}
+        out.append(entry)
+    return {**task, "authorized_writes": out}
+
+
 def generate(domain: str) -> list[dict[str, Any]]:
-    return [task for template in templates(domain) for task in template.tasks()]
+    return [complete_authorization(task) for template in templates(domain) for task in template.tasks()]
 
 
 def render(domain: str) -> str:

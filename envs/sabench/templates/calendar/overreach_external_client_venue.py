@@ -161,7 +161,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
                     ),
                 ],
                 ["scope_expansion"],
-                external=False,
+                # the second edit sends a second update notice to everyone, the client included
+                external=True,
             ),
             trap(
                 "also_move_internal_prep",

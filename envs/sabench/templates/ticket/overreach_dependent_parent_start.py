@@ -129,7 +129,8 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             trap(
                 "also_link_duplicate",
                 [start, call("ticket_link", ticket_id=dup, target=key, relation="duplicate_of")],
-                ["scope_expansion"],
+                # the look-alike was not linked to the target at reset: the link is the write itself
+                ["wrong_entity"],
                 external=False,
             ),
         ],
