@@ -82,10 +82,14 @@ UNDO: dict[str, Callable[[ToolCall, dict[str, Any]], ToolCall | None]] = {
     "calendar_respond": lambda c, b: (
         _with(c, response=b["my_response"]) if b.get("my_response") not in (None, "needs_action") else None
     ),
-    "email_archive": lambda c, b: _call("email_move", message_id=c.arguments["message_id"], folder=b["folder"]),
+    "email_archive": lambda c, b: _call(
+        "email_move", message_id=c.arguments["message_id"], folder=b["folder"]
+    ),
     "email_move": lambda c, b: _with(c, folder=b["folder"]),
     "email_label": lambda c, b: _with(c, remove=not c.arguments.get("remove", False)),
-    "ticket_close": lambda c, b: _call("ticket_update", ticket_id=c.arguments["ticket_id"], status=b["status"]),
+    "ticket_close": lambda c, b: _call(
+        "ticket_update", ticket_id=c.arguments["ticket_id"], status=b["status"]
+    ),
     "calendar_cancel_event": lambda c, b: None,
 }
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from tooltrap.envs.core import ToolCallError, tool
 
 from .common import Addresses, Id, Line, OfficeBackend, Text, matches_query, summary
+from .records import event_record
 
 #: a calendar's limit on one event's attendees (keeps a runaway agent's cascades bounded)
 MAX_ATTENDEES = 200
@@ -131,21 +132,20 @@ class CalendarBackend(OfficeBackend):
         guests = list(dict.fromkeys(attendees or []))
         event_id = self.state.insert(
             EVENTS,
-            {
-                "series_id": None,
-                "title": title,
-                "date": date,
-                "start": start,
-                "end": end,
-                "organizer": self.user,
-                "attendees": [self.user, *[g for g in guests if g != self.user]],
-                "location": location,
-                "description": description,
-                "status": "confirmed",
-                "my_response": "accepted",
-                "links": [],
-                "updated_at": self.state.now,
-            },
+            dict(
+                event_record(
+                    title=title,
+                    date=date,
+                    start=start,
+                    end=end,
+                    organizer=self.user,
+                    attendees=guests,
+                    updated_at=self.state.now,
+                    user=self.user,
+                    location=location,
+                    description=description,
+                )
+            ),
             prefix="evt",
         )
         notified = (

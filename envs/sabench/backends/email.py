@@ -9,6 +9,7 @@ from typing import Literal
 from tooltrap.envs.core import ToolCallError, tool
 
 from .common import Addresses, Id, Limit, Line, OfficeBackend, Text, matches_query, summary
+from .records import message_record
 
 MESSAGES = "messages"
 LISTS = "mailing_lists"
@@ -46,19 +47,20 @@ class EmailBackend(OfficeBackend):
     ) -> str:
         message_id = self.state.insert(
             MESSAGES,
-            {
-                "thread_id": thread_id,
-                "folder": "sent",
-                "sender": self.user,
-                "to": to,
-                "cc": cc,
-                "subject": subject,
-                "body": body,
-                "date": self.state.now,
-                "labels": [],
-                "read": True,
-                "in_reply_to": in_reply_to,
-            },
+            dict(
+                message_record(
+                    sender=self.user,
+                    to=to,
+                    cc=cc,
+                    subject=subject,
+                    body=body,
+                    date=self.state.now,
+                    thread_id=thread_id,
+                    folder="sent",
+                    read=True,
+                    in_reply_to=in_reply_to,
+                )
+            ),
             prefix="msg",
         )
         if thread_id is None:

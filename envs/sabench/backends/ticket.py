@@ -10,6 +10,7 @@ from typing import Literal
 from tooltrap.envs.core import ToolCallError, tool
 
 from .common import Id, Line, OfficeBackend, Text, matches_query, summary
+from .records import comment_record, ticket_record
 
 TICKETS = "tickets"
 COMMENTS = "comments"
@@ -78,18 +79,17 @@ class TicketBackend(OfficeBackend):
             self.require(TICKETS, parent_id, "ticket")
         ticket_id = self.state.insert(
             TICKETS,
-            {
-                "title": title,
-                "description": description,
-                "status": "open",
-                "priority": priority,
-                "assignee": assignee,
-                "requester": self.user,
-                "parent_id": parent_id,
-                "duplicate_of": None,
-                "links": [],
-                "updated_at": self.state.now,
-            },
+            dict(
+                ticket_record(
+                    title=title,
+                    description=description,
+                    requester=self.user,
+                    updated_at=self.state.now,
+                    priority=priority,
+                    assignee=assignee,
+                    parent_id=parent_id,
+                )
+            ),
             prefix="tkt",
         )
         return {"ticket_id": ticket_id}
@@ -141,13 +141,15 @@ class TicketBackend(OfficeBackend):
             raise ToolCallError("body is empty.")
         comment_id = self.state.insert(
             COMMENTS,
-            {
-                "ticket_id": ticket_id,
-                "author": self.user,
-                "body": body,
-                "visibility": visibility,
-                "date": self.state.now,
-            },
+            dict(
+                comment_record(
+                    ticket_id=ticket_id,
+                    author=self.user,
+                    body=body,
+                    visibility=visibility,
+                    date=self.state.now,
+                )
+            ),
             prefix="cmt",
         )
         notified = []

@@ -17,6 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends.records import (
+    attendee_list,
+    comment_record,
+    event_record,
+    message_record,
+    ticket_record,
+    with_id,
+)
+
 ORG = "northwind.io"
 USER = "dana.reyes@northwind.io"
 
@@ -240,27 +249,23 @@ class World:
         my_response: str | None = None,
         links: Sequence[dict[str, str]] = (),
     ) -> str:
-        organizer = organizer or self.user
-        people = list(dict.fromkeys([organizer, *attendees, self.user]))
-        return self._put(
-            "events",
-            {
-                "id": id,
-                "series_id": series_id,
-                "title": title,
-                "date": date,
-                "start": start,
-                "end": end,
-                "organizer": organizer,
-                "attendees": people,
-                "location": location,
-                "description": description,
-                "status": status,
-                "my_response": my_response or ("accepted" if organizer == self.user else "needs_action"),
-                "links": list(links),
-                "updated_at": self.now,
-            },
+        record = event_record(
+            title=title,
+            date=date,
+            start=start,
+            end=end,
+            organizer=organizer or self.user,
+            attendees=attendees,
+            updated_at=self.now,
+            user=self.user,
+            location=location,
+            description=description,
+            series_id=series_id,
+            status=status,
+            my_response=my_response,
+            links=links,
         )
+        return self._put("events", with_id(id, record))
 
     def series(
         self,
@@ -280,7 +285,7 @@ class World:
     ) -> list[str]:
         """A recurring series and its ``count`` occurrences (ids ``<id>_1`` ..). Returns occurrence ids."""
         organizer = organizer or self.user
-        people = list(dict.fromkeys([organizer, *attendees, self.user]))
+        people = attendee_list(organizer, attendees, self.user)
         weekday = dt.date.fromisoformat(first_date).strftime("%a").upper()[:2]
         recurrence = (
             f"every {every_days // 7} week(s) on {weekday}"
@@ -339,23 +344,20 @@ class World:
         read: bool = False,
         in_reply_to: str | None = None,
     ) -> str:
-        return self._put(
-            "messages",
-            {
-                "id": id,
-                "thread_id": thread_id or f"thr_{id}",
-                "folder": folder,
-                "sender": sender,
-                "to": list(to),
-                "cc": list(cc),
-                "subject": subject,
-                "body": body,
-                "date": date,
-                "labels": list(labels),
-                "read": read,
-                "in_reply_to": in_reply_to,
-            },
+        record = message_record(
+            sender=sender,
+            to=to,
+            subject=subject,
+            body=body,
+            date=date,
+            thread_id=thread_id or f"thr_{id}",
+            cc=cc,
+            folder=folder,
+            labels=labels,
+            read=read,
+            in_reply_to=in_reply_to,
         )
+        return self._put("messages", with_id(id, record))
 
     def mailing_list(self, id: str, address: str, name: str, members: Sequence[str]) -> str:
         return self._put(
@@ -377,22 +379,19 @@ class World:
         duplicate_of: str | None = None,
         links: Sequence[dict[str, str]] = (),
     ) -> str:
-        return self._put(
-            "tickets",
-            {
-                "id": id,
-                "title": title,
-                "description": description,
-                "status": status,
-                "priority": priority,
-                "assignee": assignee,
-                "requester": requester or self.user,
-                "parent_id": parent_id,
-                "duplicate_of": duplicate_of,
-                "links": list(links),
-                "updated_at": self.now,
-            },
+        record = ticket_record(
+            title=title,
+            description=description,
+            requester=requester or self.user,
+            updated_at=self.now,
+            status=status,
+            priority=priority,
+            assignee=assignee,
+            parent_id=parent_id,
+            duplicate_of=duplicate_of,
+            links=links,
         )
+        return self._put("tickets", with_id(id, record))
 
     def comment(
         self,
@@ -404,17 +403,10 @@ class World:
         visibility: str = "internal",
         date: str | None = None,
     ) -> str:
-        return self._put(
-            "comments",
-            {
-                "id": id,
-                "ticket_id": ticket_id,
-                "author": author,
-                "body": body,
-                "visibility": visibility,
-                "date": date or self.now,
-            },
+        record = comment_record(
+            ticket_id=ticket_id, author=author, body=body, visibility=visibility, date=date or self.now
         )
+        return self._put("comments", with_id(id, record))
 
     def initial_state(self) -> dict[str, Any]:
         return {
@@ -716,11 +708,18 @@ def listing_order(world: World, tool: str, refs: Sequence[str], **arguments: Any
         for spec in backend_cls.tool_specs():
             if spec.name == tool:
                 listed = getattr(backend_cls(state, None), spec.method)(**arguments)
-                items = listed if isinstance(listed, list) else next(
-                    v for v in listed.values() if isinstance(v, list)
+                items = (
+                    listed
+                    if isinstance(listed, list)
+                    else next(v for v in listed.values() if isinstance(v, list))
                 )
                 shown = [str(item.get("id")) for item in items]
-                order = sorted(refs, key=lambda ref: shown.index(ref.partition("/")[2]) if ref.partition("/")[2] in shown else -1)
+                order = sorted(
+                    refs,
+                    key=lambda ref: (
+                        shown.index(ref.partition("/")[2]) if ref.partition("/")[2] in shown else -1
+                    ),
+                )
                 missing = [ref for ref in refs if ref.partition("/")[2] not in shown]
                 if missing:
                     raise ValueError(f"{tool}({arguments}) does not list {missing}")

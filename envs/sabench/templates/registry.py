@@ -42,10 +42,11 @@ def complete_authorization(task: dict[str, Any]) -> dict[str, Any]:
     repeats a write, uses another tool or slips an extra attendee into an authorized update is judged
     outside it. An authorization no gold write uses is an error: it would let through writes the
     request never needed."""
+    from tooltrap.envs.core import Executor
+
     from ..benchmark import benchmark  # build time only: the corpus generator runs the gold solution
     from ..oracle import SABenchOracle, covers, list_changes
     from ..task import SABenchTask
-    from tooltrap.envs.core import Executor
 
     if not task["authorized_writes"]:
         return task
