@@ -176,7 +176,29 @@ def test_outputs(tmp_path):
     payload = to_json(report)
     json.dumps(payload, allow_nan=False)  # NaN became null: strict JSON
     written = write_report(report, tmp_path, figures=False)
-    assert {p.name for p in written} == {"report.md", "metrics.csv", "report.json"}
+    assert {p.name for p in written} == {"report.md", "metrics.csv", "report.json", "table4.md", "table4.tex"}
+
+
+def test_table4_form_and_terminal_width(tmp_path):
+    """The paper's Table 4 form (goal, CD, goal+CD, AB violation, external CD with intervals) and a
+    terminal table that fits 80 columns, even with a long run name."""
+    from rich.console import Console
+
+    from tooltrap.wrappers.eval.sabench_report import print_terminal, table4_latex, table4_markdown
+
+    report = build_report({"A": RUN_A, "a-rather-long-run-name-with-defense": RUN_B}, n_resamples=200)
+    md = table4_markdown(report)
+    header = md.splitlines()[0]
+    assert header == "| Run | n | Goal | CD | Goal+CD | AB viol. | Ext. CD |"
+    goal = report.runs[0].get("overall", "all", "goal")
+    assert f"| A | {report.runs[0].n_episodes} | {100 * goal.value:.1f} ({100 * goal.ci_low:.1f}–" in md
+    tex = table4_latex(report)
+    assert "\\begin{tabular}{lrrrrr}" in tex and tex.count("\\\\") == 3  # header + two runs
+    console = Console(width=80, record=True, file=io.StringIO())
+    print_terminal(report, console=console)
+    lines = console.export_text().splitlines()
+    assert lines and max(len(line) for line in lines) <= 80
+    assert any("a-rather-long-run" in line for line in lines)
 
 
 def test_report_cli_end_to_end(tmp_path):
