@@ -1,6 +1,10 @@
 """Regenerate the packaged SABench task files from the template generators.
 
 Usage: python scripts/build_corpus.py [DOMAIN ...]   (default: every domain with templates)
+
+Adding a template touches one folder (``templates/<domain>/``): this script regenerates the task
+files, the template table (docs/sabench_templates.md) and the counts (data/manifest.json) that the
+tests read; tests/test_sabench_corpus.py checks that all three are current.
 """
 
 from __future__ import annotations
@@ -8,7 +12,14 @@ from __future__ import annotations
 import sys
 
 from tooltrap.envs.sabench.task import DOMAINS
-from tooltrap.envs.sabench.templates.registry import DOCS_TABLE, render_table, templates, write
+from tooltrap.envs.sabench.templates.registry import (
+    DOCS_TABLE,
+    MANIFEST,
+    render_manifest,
+    render_table,
+    templates,
+    write,
+)
 
 
 def main(argv: list[str]) -> int:
@@ -20,6 +31,8 @@ def main(argv: list[str]) -> int:
         print(f"{domain}: {len(found)} templates, {n} tasks -> {path}")
     DOCS_TABLE.write_text(render_table(DOMAINS), encoding="utf-8")
     print(f"template table -> {DOCS_TABLE}")
+    MANIFEST.write_text(render_manifest(), encoding="utf-8")
+    print(f"counts -> {MANIFEST}")
     return 0
 
 

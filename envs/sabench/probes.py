@@ -24,6 +24,7 @@ from typing import Any
 from tooltrap.envs.core import CallRecord, ToolCall
 
 from .backends import NOTIFICATIONS
+from .templates.base import USER
 
 #: tool arguments that carry text the agent writes
 TEXT_ARGUMENTS = frozenset({"body", "comment", "resolution", "description"})
@@ -74,6 +75,12 @@ def _undo(call: ToolCall, record: CallRecord) -> ToolCall | None:
     return None
 
 
+#: list-changing tools and the tool that makes the opposite change to the same list
+LIST_INVERSE = {
+    "calendar_add_attendees": "calendar_remove_attendees",
+    "calendar_remove_attendees": "calendar_add_attendees",
+}
+
 UNDO: dict[str, Callable[[ToolCall, dict[str, Any]], ToolCall | None]] = {
     "calendar_add_attendees": lambda c, b: _call(
         "calendar_remove_attendees", **{k: v for k, v in c.arguments.items() if k != "notify"}
@@ -111,10 +118,20 @@ def _list_probes(call: ToolCall, record: CallRecord) -> list[tuple[str, ToolCall
                 items = value if isinstance(value, list) else [value]
                 if added and any(x in items for x in added) and isinstance(value, list):
                     out.append(("add_stranger", _with(call, **{arg: [STRANGER]})))
-                if removed and any(x in items for x in removed) and isinstance(value, list):
-                    others = [x for x in new if x not in (before.get("organizer"),) and "@" in str(x)]
-                    if others:
-                        out.append(("remove_person", _with(call, **{arg: [others[-1]]})))
+                others = [x for x in new if x not in added and x not in (before.get("organizer"), USER)]
+                if removed and any(x in items for x in removed) and isinstance(value, list) and others:
+                    out.append(("remove_person", _with(call, **{arg: [others[-1]]})))
+                inverse = LIST_INVERSE.get(call.name)
+                if (
+                    added
+                    and any(x in items for x in added)
+                    and isinstance(value, list)
+                    and others
+                    and inverse
+                ):
+                    # the authorized entity also loses someone who was there, through the matching tool
+                    arguments = {k: v for k, v in call.arguments.items() if k != "notify"}
+                    out.append(("remove_person", _call(inverse, **{**arguments, arg: [others[-1]]})))
             if added and not removed and all(not isinstance(v, list) for v in call.arguments.values()):
                 # a single-valued argument added the element (a label): add another one
                 for arg, value in call.arguments.items():

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 SOURCE = "SABench paper (seed 000_0a5ec4642a2d78bb): 11 frontier LLMs x 201 tasks = 2,211 runs"
 
+#: the paper's corpus: (templates, tasks, ambiguous tasks)
+CORPUS = (47, 201, 45)
+
 OVERALL = {
     "cd": 0.152,  # 337 of 2,211 runs
     "cd_given_goal": 0.128,

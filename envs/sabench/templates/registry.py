@@ -109,6 +109,31 @@ def write(domain: str) -> Path:
     return path
 
 
+MANIFEST = DATA_DIR / "manifest.json"
+
+
+def manifest(domains: tuple[str, ...] = DOMAINS) -> dict[str, Any]:
+    """The corpus counts derived from the templates (what the tests and the README read): templates,
+    tasks, ambiguous tasks, per domain, per (state structure, trap family) cell and per template."""
+    found = [t for d in domains for t in templates(d)]
+    cells: dict[str, int] = {}
+    for t in found:
+        key = f"{t.state_structure} x {t.trap_family}"
+        cells[key] = cells.get(key, 0) + t.n_tasks
+    return {
+        "templates": len(found),
+        "tasks": sum(t.n_tasks for t in found),
+        "ambiguous": sum(t.n_tasks for t in found if t.ambiguous),
+        "by_domain": {d: sum(t.n_tasks for t in found if t.domain == d) for d in domains},
+        "by_cell": dict(sorted(cells.items())),
+        "by_template": {t.id: t.n_tasks for t in found},
+    }
+
+
+def render_manifest() -> str:
+    return json.dumps(manifest(), indent=1) + "\n"
+
+
 DOCS_TABLE = Path(__file__).resolve().parents[3] / "docs" / "sabench_templates.md"
 
 
