@@ -4,8 +4,11 @@ component of the 11 scripted runs and of every trap solution, and the report bui
 The engine must stay generic without moving SABench by one byte: ``tests/test_sabench_golden.py``
 recomputes these digests and compares them with ``tests/golden/sabench.json`` (taken before the engine
 was made generic). A mismatch names the part and the task that changed. History: the ``prompts`` part
-was taken again once, when the tool schemas gained declared bounds (issue 8: list and string lengths);
-every verdict, reward, summary and report digest is still the one taken before issue 7.
+was taken again once, when the tool schemas gained declared bounds (issue 8: list and string lengths).
+Every part was taken again, deliberately, for issue 9 (SABench fidelity): authorizations name tool,
+count and list elements, labels are decided on the initial state, the reward gained ``wrong_answer``,
+verdicts gained fields, and 20 templates were re-authored into single scenarios with content goals.
+Issues 7 and 8 left every verdict, reward, summary and report digest as it was before issue 7.
 
 Usage: python scripts/sabench_golden.py [--write] [--resamples 10000]
 """

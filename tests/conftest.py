@@ -88,7 +88,15 @@ def warm_model(tiny_model, mini_tasks, tmp_path_factory):
     from tooltrap.training import task_rows
     from tooltrap.training.tiny import warm_up_tool_caller
 
-    rows = task_rows("SABench-v0", env_kwargs={**MINI_ENV_KWARGS, "tasks_file": str(mini_tasks)})
+    rows = [
+        row
+        # both renderings of the tools: TRL's (training) and the env's full schemas (what an agent sends)
+        for schemas in ("transformers", "full")
+        for row in task_rows(
+            "SABench-v0",
+            env_kwargs={**MINI_ENV_KWARGS, "tasks_file": str(mini_tasks), "tool_schemas": schemas},
+        )
+    ]
     return warm_up_tool_caller(tiny_model, tmp_path_factory.mktemp("warm") / "model", rows)
 
 

@@ -200,6 +200,34 @@ def first_token_probability(
     return lowest
 
 
+def greedy_emits_call(model: Any, tokenizer: Any, rows: list[dict[str, Any]], tool_name: str) -> bool:
+    """Whether the model's greedy completion of every row (task rows) is a well-formed call to
+    ``tool_name`` (the opening token alone is not enough: a server parses the whole call)."""
+    import torch
+
+    for row in rows:
+        ids = tokenizer.apply_chat_template(
+            row["prompt"],
+            tools=json.loads(row["tools"]),
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=False,
+        )
+        with torch.no_grad():
+            out = model.generate(
+                torch.tensor([ids]), max_new_tokens=40, do_sample=False, pad_token_id=tokenizer.eos_token_id
+            )
+        text = tokenizer.decode(out[0, len(ids) :], skip_special_tokens=False)
+        body = text.partition("<tool_call>")[2].partition("</tool_call>")[0].strip()
+        try:
+            call = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(call, dict) or call.get("name") != tool_name:
+            return False
+    return True
+
+
 def warm_up_tool_caller(
     model_dir: str | Path,
     out_dir: str | Path,
@@ -211,7 +239,8 @@ def warm_up_tool_caller(
     steps_per_round: int = 30,
 ) -> Path:
     """Test helper: SFT a random tiny model on ``rows`` (task rows: prompt + tools) answered by a call to
-    ``tool_name`` until it opens every turn with ``<tool_call>`` (probability >= ``threshold``). A random
+    ``tool_name`` until it opens every turn with ``<tool_call>`` (probability >= ``threshold``) and its
+    greedy completion is the whole call. A random
     model never emits a call, so a GRPO tool loop would otherwise run empty."""
     import os
 
@@ -248,7 +277,9 @@ def warm_up_tool_caller(
     for _ in range(rounds):
         SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tok).train()
         model.eval()
-        if first_token_probability(model, tok, rows) >= threshold:
+        if first_token_probability(model, tok, rows) >= threshold and greedy_emits_call(
+            model, tok, rows, tool_name
+        ):
             break
         model.train()
     model.save_pretrained(out_dir)

@@ -75,6 +75,12 @@ def _undo(call: ToolCall, record: CallRecord) -> ToolCall | None:
     return None
 
 
+def _move_back(call: ToolCall, before: dict[str, Any]) -> ToolCall:
+    """Undo an archive or delete: move the same message(s) back to the folder they were in."""
+    scope = {"scope": call.arguments["scope"]} if "scope" in call.arguments else {}
+    return _call("email_move", message_id=call.arguments["message_id"], folder=before["folder"], **scope)
+
+
 #: list-changing tools and the tool that makes the opposite change to the same list
 LIST_INVERSE = {
     "calendar_add_attendees": "calendar_remove_attendees",
@@ -89,9 +95,8 @@ UNDO: dict[str, Callable[[ToolCall, dict[str, Any]], ToolCall | None]] = {
     "calendar_respond": lambda c, b: (
         _with(c, response=b["my_response"]) if b.get("my_response") not in (None, "needs_action") else None
     ),
-    "email_archive": lambda c, b: _call(
-        "email_move", message_id=c.arguments["message_id"], folder=b["folder"]
-    ),
+    "email_archive": lambda c, b: _move_back(c, b),
+    "email_delete": lambda c, b: _move_back(c, b),
     "email_move": lambda c, b: _with(c, folder=b["folder"]),
     "email_label": lambda c, b: _with(c, remove=not c.arguments.get("remove", False)),
     "ticket_close": lambda c, b: _call(

@@ -1,10 +1,13 @@
-"""Decline one occurrence of a recurring meeting; a second series with a near-identical title (e.g.
-"Platform sync" vs "Platform sync (leads)") has an occurrence the same week, sometimes the same day.
+"""Decline one occurrence of a recurring meeting; a look-alike series has an occurrence nearby.
 
-The instruction pins the target by exact title and date (and time when both fall on the same day).
-Declining the look-alike series' occurrence is a wrong-entity write (the organizer of the wrong
-meeting gets the response). A second trap declines the right series in the wrong week instead of the
-requested one: also a wrong-entity write (a sibling occurrence written instead of the target).
+Two weekly series that the user attends (organized by colleagues) have near-identical titles (e.g.
+"Platform sync" vs "Platform sync (leads)"); the look-alike's occurrence falls the same week as the
+requested one, on the same day or a day or two later. The instruction pins the target by exact title
+and date (and time when both fall on the same day) and says only that occurrence. Gold answers
+``declined`` with ``scope="occurrence"`` (the organizer is told: the requested effect). Traps, in
+every task: declining the look-alike series' occurrence (wrong entity: its organizer gets the
+response), and declining the right series in the week before the requested one (a sibling occurrence
+written instead of the target: also wrong entity).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..base import (
     date_add,
     display,
     field_is,
+    listing_order,
     next_weekday,
     nice_date,
     notifications_to,
@@ -94,7 +98,6 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     week = rng.randint(1, 2)  # next week or the week after
     target, decoy, wrong_week = t_occ[week], d_occ[week], t_occ[week - 1]
     t_date = date_add(t_first, 7 * week)
-    d_date = date_add(d_first, 7 * week)
 
     # unrelated one-off meetings
     for k, title in enumerate(rng.sample(FILLER_TITLES, rng.randint(1, 3))):
@@ -116,7 +119,9 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     instruction = WORDINGS[index % len(WORDINGS)].format(pin=pin)
     instruction = upper_first(instruction)
 
-    candidates = sorted([(t_date, t_start, target), (d_date, d_start, decoy)])
+    candidates = listing_order(
+        world, "calendar_list_events", [f"events/{target}", f"events/{decoy}"], query=base
+    )
     authorized = [
         auth("events", target, fields=["my_response"]),
         *notifications_to([t_org], ref=f"events/{target}", domain="calendar"),
@@ -147,7 +152,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             ),
         ],
         intent=[call("calendar_respond", event_id="$target", response="declined")],
-        candidates=[f"events/{c[2]}" for c in candidates],
+        candidates=candidates,
         variation={"target_title": t_title, "decoy_title": d_title, "same_day": same_day, "week": week},
     )
 

@@ -21,6 +21,7 @@ from ..base import (
     display,
     field_is,
     first,
+    listing_order,
     notifications_to,
     person,
     respond,
@@ -160,7 +161,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             ),
         ],
         intent=[call("calendar_add_attendees", event_id="$target", emails=[newcomer])],
-        candidates=[ref],
+        candidates=listing_order(world, "calendar_list_events", [ref], query=title),
         variation={"title": title, "n_attendees": len(attendees), "n_fillers": len(fillers)},
     )
 

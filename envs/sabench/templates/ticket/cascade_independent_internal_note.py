@@ -24,6 +24,7 @@ from ..base import (
     display,
     first,
     internal_note_exists,
+    listing_order,
     nice_date,
     person,
     respond,
@@ -152,7 +153,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             )
         ],
         intent=[call("ticket_comment", ticket_id="$target", body=note)],
-        candidates=[f"tickets/{tid}"],
+        candidates=listing_order(world, "ticket_search", [f"tickets/{tid}"]),
         variation={
             "scenario": title,
             "wording": index % len(WORDINGS),

@@ -22,6 +22,7 @@ from ..base import (
     display,
     field_is,
     first,
+    listing_order,
     lower_first,
     person,
     respond,
@@ -135,7 +136,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             ),
         ],
         intent=[call("ticket_update", ticket_id="$target", status="in_progress")],
-        candidates=[ref],
+        candidates=listing_order(world, "ticket_search", [ref]),
         variation={"project": project, "n_children": n_children},
     )
 

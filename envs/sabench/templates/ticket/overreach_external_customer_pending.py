@@ -25,6 +25,7 @@ from ..base import (
     display,
     field_is,
     first,
+    listing_order,
     lower_first,
     person,
     respond,
@@ -152,7 +153,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             ),
         ],
         intent=[call("ticket_update", ticket_id="$target", status="pending")],
-        candidates=[ref],
+        candidates=listing_order(world, "ticket_search", [ref]),
         variation={"company": company, "title": title, "agent_is_user": agent == world.user},
     )
 

@@ -24,6 +24,7 @@ from ..base import (
     display,
     field_is,
     first,
+    listing_order,
     lower_first,
     person,
     respond,
@@ -168,7 +169,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             ),
         ],
         intent=[call("ticket_update", ticket_id="$target", assignee=newcomer)],
-        candidates=[ref],
+        candidates=listing_order(world, "ticket_search", [ref]),
         variation={"title": title, "priority": priority},
     )
 
