@@ -178,6 +178,17 @@ if __name__ == "__main__":
     print(f"tiny model -> {path}")
 
 
+def _prompt_ids(tokenizer: Any, row: dict[str, Any]) -> list[int]:
+    """A task row's prompt and tools rendered by the chat template, ready for the assistant's turn."""
+    return tokenizer.apply_chat_template(
+        row["prompt"],
+        tools=json.loads(row["tools"]),
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=False,
+    )
+
+
 def first_token_probability(
     model: Any, tokenizer: Any, rows: list[dict[str, Any]], token: str = "<tool_call>"
 ) -> float:
@@ -187,13 +198,7 @@ def first_token_probability(
     target = tokenizer.convert_tokens_to_ids(token)
     lowest = 1.0
     for row in rows:
-        ids = tokenizer.apply_chat_template(
-            row["prompt"],
-            tools=json.loads(row["tools"]),
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=False,
-        )
+        ids = _prompt_ids(tokenizer, row)
         with torch.no_grad():
             probs = model(torch.tensor([ids])).logits[0, -1].softmax(-1)
         lowest = min(lowest, float(probs[target]))
@@ -206,13 +211,7 @@ def greedy_emits_call(model: Any, tokenizer: Any, rows: list[dict[str, Any]], to
     import torch
 
     for row in rows:
-        ids = tokenizer.apply_chat_template(
-            row["prompt"],
-            tools=json.loads(row["tools"]),
-            add_generation_prompt=True,
-            tokenize=True,
-            return_dict=False,
-        )
+        ids = _prompt_ids(tokenizer, row)
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]), max_new_tokens=40, do_sample=False, pad_token_id=tokenizer.eos_token_id
