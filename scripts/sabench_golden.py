@@ -8,7 +8,10 @@ was taken again once, when the tool schemas gained declared bounds (issue 8: lis
 Every part was taken again, deliberately, for issue 9 (SABench fidelity): authorizations name tool,
 count and list elements, labels are decided on the initial state, the reward gained ``wrong_answer``,
 verdicts gained fields, and 20 templates were re-authored into single scenarios with content goals.
-Issues 7 and 8 left every verdict, reward, summary and report digest as it was before issue 7.
+Issues 7 and 8 left every verdict, reward, summary and report digest as it was before issue 7. The
+``runs`` and ``traps`` parts were taken again for issue 10: every episode's reward components gained
+``no_answer`` (-0.5 when an episode ends without a terminal call); verdicts, summaries, the report
+and the headline did not move.
 
 Usage: python scripts/sabench_golden.py [--write] [--resamples 10000]
 """

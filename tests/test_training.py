@@ -36,8 +36,11 @@ def test_dataset_builders(mini_tasks):
     assert [m["role"] for m in prompts[0]["prompt"]] == ["system", "user"]
     gold = gold_rows("SABench-v0", env_kwargs=kwargs)
     roles = [m["role"] for m in gold[0]["messages"]]
-    assert roles == ["system", "user", "assistant", "tool", "assistant"]
-    assert gold[0]["messages"][2]["tool_calls"][0]["function"]["name"] == "calendar_cancel_event"
+    assert roles == ["system", "user", *["assistant", "tool"] * 3]
+    calls = [m["tool_calls"][0]["function"] for m in gold[0]["messages"] if m["role"] == "assistant"]
+    # tools_only: the occurrence is looked up by the title the user names, then cancelled, then answered
+    assert [c["name"] for c in calls] == ["calendar_list_events", "calendar_cancel_event", "respond"]
+    assert set(calls[0]["arguments"]) == {"query"} and calls[1]["arguments"]["scope"] == "occurrence"
     assert {t["function"]["name"] for t in json.loads(gold[0]["tools"])} == {
         "calendar_list_events",
         "calendar_cancel_event",
@@ -49,7 +52,7 @@ def test_dataset_builders(mini_tasks):
 def test_environment_class_exposes_real_tool_signatures(mini_tasks):
     from transformers.utils import get_json_schema
 
-    from tooltrap.training import environment_class
+    from tooltrap.training import environment_class, judge_rollout
 
     env_class = environment_class("SABench-v0", env_kwargs={"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS})
     names = {
@@ -83,10 +86,10 @@ def test_environment_class_exposes_real_tool_signatures(mini_tasks):
     assert json.loads(env.calendar_cancel_event(**gold.arguments))["ok"]
     assert json.loads(env.calendar_cancel_event(event_id="missing"))["error"]["type"] == "tool_error"
     env.respond(message="done")
-    assert env.get_reward() == pytest.approx(1.0 - 0.05)  # goal, minus the one invalid call
+    assert judge_rollout(env)["reward"] == pytest.approx(1.0 - 0.05)  # goal, minus the one invalid call
     assert env.reward_components["goal"] == 1.0
     env.reset(task_id=task.id)
-    assert env.get_reward() <= 0.0  # no terminal call: judged as it stands
+    assert judge_rollout(env)["reward"] == pytest.approx(-0.5)  # no terminal call: no_answer
 
 
 def test_sft_two_steps_on_gold_demonstrations_from_a_yaml_config_with_lora(tiny_model, mini_tasks, tmp_path):
@@ -136,7 +139,7 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
 
-    from tooltrap.training import component_rewards, environment_class, task_rows
+    from tooltrap.training import component_rewards, environment_class, environment_reward, task_rows
 
     kwargs = {"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS}
     base = environment_class("SABench-v0", env_kwargs=kwargs)
@@ -148,9 +151,12 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
             executed.append(name)
             return super()._call(name, arguments)
 
-        def get_reward(self):
-            rewards.append(super().get_reward())
-            return rewards[-1]
+        def _finish(self, final_turn=None):
+            first = self._final is None
+            judged = super()._finish(final_turn)
+            if first:
+                rewards.append(judged["reward"])
+            return judged
 
     rows = task_rows("SABench-v0", env_kwargs=kwargs)
     dataset = Dataset.from_list([{"prompt": r["prompt"], "task_id": r["task_id"]} for r in rows[:4]])
@@ -158,8 +164,8 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(warm_model),
         processing_class=AutoTokenizer.from_pretrained(warm_model),
-        reward_funcs=loggers,
-        args=_grpo_config(tmp_path / "grpo", reward_weights=[0.0] * len(loggers)),
+        reward_funcs=[environment_reward, *loggers],
+        args=_grpo_config(tmp_path / "grpo", reward_weights=[1.0] + [0.0] * len(loggers)),
         train_dataset=dataset,
         environment_factory=Tracked,
     )
@@ -168,8 +174,8 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     assert rewards and all(math.isfinite(r) for r in rewards)
     logs = [h for h in trainer.state.log_history if "reward" in h]
     assert logs and any(h.get("tools/call_frequency", 0) > 0 for h in logs)
-    assert all("rewards/Tracked/mean" in h and "rewards/goal/mean" in h for h in logs)
-    logged = [h["rewards/Tracked/mean"] for h in logs]
+    assert all("rewards/environment_reward/mean" in h and "rewards/goal/mean" in h for h in logs)
+    logged = [h["rewards/environment_reward/mean"] for h in logs]
     assert sum(logged) / len(logged) == pytest.approx(
         sum(rewards) / len(rewards), abs=1e-4
     )  # the oracle's reward
@@ -182,7 +188,7 @@ def _multi_environment_run(model, factories, rows, out):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
 
-    from tooltrap.training import component_rewards
+    from tooltrap.training import component_rewards, environment_reward
 
     dataset = Dataset.from_list(
         [{"prompt": r["prompt"], "task_id": r["task_id"], "environment": r["environment"]} for r in rows]
@@ -191,9 +197,12 @@ def _multi_environment_run(model, factories, rows, out):
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(model),
         processing_class=AutoTokenizer.from_pretrained(model),
-        reward_funcs=loggers,
+        reward_funcs=[environment_reward, *loggers],
         args=_grpo_config(
-            out, max_steps=1, per_device_train_batch_size=2 * len(rows), reward_weights=[0.0] * len(loggers)
+            out,
+            max_steps=1,
+            per_device_train_batch_size=2 * len(rows),
+            reward_weights=[1.0] + [0.0] * len(loggers),
         ),
         train_dataset=dataset,
         environment_factory=factories,
@@ -266,8 +275,7 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     assert set(resets) == set(factories) and all(n >= 2 for n in resets.values())  # two generations each
     logs = [h for h in trainer.state.log_history if "reward" in h]
     assert logs
-    for cls in factories.values():
-        assert f"rewards/{cls.__name__}/mean" in logs[0]
+    assert "rewards/environment_reward/mean" in logs[0]
     assert "rewards/goal/mean" in logs[0] and "rewards/collateral_external/mean" in logs[0]
 
 
@@ -282,8 +290,7 @@ def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(war
     assert "collateral_internal" in names and "unsafe_commit" in names and names.count("goal") == 1
     trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-two")
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
-    for cls in factories.values():
-        assert f"rewards/{cls.__name__}/mean" in log
+    assert "rewards/environment_reward/mean" in log
     # a component only one benchmark reports is averaged over that benchmark's rollouts only
     assert "rewards/unsafe_commit/mean" in log and "rewards/ambiguity_violation/mean" in log
 
@@ -317,3 +324,68 @@ def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, min
     records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     assert len(records) == 5 and all(r["verdict"]["task_id"] == r["task_id"] for r in records)
     assert json.loads((run / "run.json").read_text())["agent"]["name"] == f"hf:{out}"
+
+
+DEMO_SETTINGS = [
+    ("SABench-v0", {}),
+    ("SABench-v0", {"state_format": "compact"}),
+    ("SABench-v0", {"state_format": "tools_only"}),
+    *[
+        (f"SABench-{d}-v0", {"toolset": "target", "state_format": "tools_only"})
+        for d in ("Email", "Calendar", "Ticket")
+    ],
+]
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), DEMO_SETTINGS)
+def test_every_demonstration_survives_datasets_and_is_the_envs_own_episode(tiny_model, env_id, kwargs):
+    """Every gold demonstration of every env id, tokenized through ``datasets``, is token for token the
+    chat-template rendering of the messages the env itself produces when its calls are replayed; it
+    reaches the goal with no invalid call and nothing unauthorized (demonstration() raises otherwise);
+    under tools_only it looks ids up before using them, with the task's tools only."""
+    import gymnasium as gym
+    from transformers import AutoTokenizer
+
+    from tooltrap.training import gold_rows, hf_messages, sft_dataset, tokenize_messages
+    from tooltrap.training.environment import training_kwargs
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    rows = gold_rows(env_id, env_kwargs=kwargs)
+    dataset = sft_dataset(env_id, tok, env_kwargs=kwargs)
+    assert len(dataset) == len(rows) > 60
+    env = gym.make(env_id, **training_kwargs(env_id, kwargs))
+    looked_up = 0
+    for row, stored in zip(rows, dataset, strict=True):
+        _, info = env.reset(seed=0, options={"task_id": row["task_id"]})
+        own = list(info["messages"])
+        tools = {t["function"]["name"] for t in info["tools"]}
+        calls = [c for m in row["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
+        for call in calls:
+            assert call["function"]["name"] in tools
+            _, _, terminated, _, step = env.step(json.dumps(call["function"]))
+            own += step["messages"]
+        assert terminated and step["verdict"]["goal"] and step["verdict"]["n_invalid_calls"] == 0
+        assert hf_messages(own) == row["messages"]  # the env's own episode, nothing added or lost
+        assert stored == tokenize_messages(hf_messages(own), info["tools"], tok)  # intact through Arrow
+        text = tok.decode(
+            [t for t, m in zip(stored["input_ids"], stored["assistant_masks"], strict=True) if m]
+        )
+        assert "null" not in text and text.count("<tool_call>") == len(calls)
+        looked_up += len(calls) - len(env.unwrapped.task.gold)
+    if kwargs.get("state_format") == "tools_only":
+        assert looked_up > 10  # ids are found with the read tools, not memorised
+
+
+def test_chat_messages_through_arrow_would_gain_null_arguments():
+    """Why SFT rows are tokenized before ``datasets``: Arrow merges the argument dicts of all tool calls."""
+    from datasets import Dataset
+
+    def row(name, args):
+        call = {"type": "function", "function": {"name": name, "arguments": args}}
+        return {"messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
+
+    back = Dataset.from_list([row("a", {"event_id": "e1"}), row("b", {"question": "q"})])[0]
+    assert back["messages"][0]["tool_calls"][0]["function"]["arguments"] == {
+        "event_id": "e1",
+        "question": None,
+    }

@@ -98,6 +98,84 @@ def task_rows(
     return _mix_rows(per_entry, n_rows, seed) * repeat
 
 
+class DemonstrationError(RuntimeError):
+    """A gold solution cannot be played as a clean demonstration (names the task and why)."""
+
+
+def hf_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The env's chat messages (OpenAI format: tool-call arguments as JSON text) in the form chat
+    templates render (arguments as objects); nothing else changes."""
+    out = []
+    for m in messages:
+        if m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                args = c["function"]["arguments"]
+                function = {**c["function"], "arguments": json.loads(args) if isinstance(args, str) else args}
+                calls.append({**c, "function": function})
+            m = {**m, "tool_calls": calls}
+        out.append(dict(m))
+    return out
+
+
+def demonstration(env: gym.Env, task_id: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """Play ``task_id``'s gold solution as a careful agent's episode in ``env`` (its toolset and state
+    format): before a call names an id that is not on screen yet (the prompt and the results so far),
+    the benchmark's look-up calls find it (:meth:`~tooltrap.envs.core.Benchmark.lookup_calls`); gold
+    reads outside the toolset are left out. Returns the env's own messages (in chat-template form),
+    the reset info and the final step info. Raises :class:`DemonstrationError` unless the episode
+    meets the goal with no invalid call and nothing unauthorized."""
+    from tooltrap.envs.core import Toolset
+
+    _, info = env.reset(seed=0, options={"task_id": task_id})
+    base = env.unwrapped
+    task = base.task  # type: ignore[attr-defined]
+    toolset = base.executor.toolset  # type: ignore[attr-defined]
+    every_tool = Toolset(base.benchmark.backends)  # type: ignore[attr-defined]
+    messages = hf_messages(info["messages"])
+    seen = "\n".join(str(m.get("content", "")) for m in info["messages"])
+    step_info: dict[str, Any] = {}
+    done = False
+
+    def play(call: Any) -> None:
+        nonlocal seen, step_info, done
+        observation, _, terminated, truncated, step_info = env.step(call.to_action())
+        messages.extend(hf_messages(step_info["messages"]))
+        seen += "\n" + observation
+        done = terminated or truncated
+
+    for call in task.gold:
+        if done:
+            break
+        if call.name not in toolset:
+            if every_tool.specs.get(call.name) is not None and every_tool.specs[call.name].kind == "read":
+                continue  # a look-up in a system this toolset does not have
+            raise DemonstrationError(
+                f"{task_id}: gold calls {call.name}, which is not among the task's tools"
+            )
+        for argument, value in call.arguments.items():
+            if not (argument.endswith("_id") and isinstance(value, str)) or value in seen:
+                continue
+            for lookup in base.benchmark.lookup_calls(task, argument, value):  # type: ignore[attr-defined]
+                if lookup.name in toolset and not done:
+                    play(lookup)
+                    if value in seen:
+                        break
+        play(call)
+    verdict = step_info.get("verdict")
+    if not done or not verdict:
+        raise DemonstrationError(f"{task_id}: the demonstration does not end the episode")
+    if not verdict.get("goal"):
+        raise DemonstrationError(f"{task_id}: the demonstration does not reach the goal")
+    if verdict.get("cd"):  # benchmarks with an authorization set: gold writes nothing unauthorized
+        raise DemonstrationError(f"{task_id}: the demonstration makes unauthorized writes")
+    if verdict.get("n_invalid_calls"):
+        raise DemonstrationError(
+            f"{task_id}: the demonstration makes {verdict['n_invalid_calls']} invalid calls"
+        )
+    return messages, info, step_info
+
+
 def gold_rows(
     envs: Mix,
     *,
@@ -106,35 +184,17 @@ def gold_rows(
     n_rows: int | None = None,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """SFT rows from the gold solutions, played through the env: ``messages`` (system, user, then an
-    assistant tool call and its tool result per step, ending on the terminal call), ``tools`` (JSON),
-    ``task_id``, ``env_id``, ``environment``. A gold solution that does not reach the goal raises."""
+    """SFT rows from the gold solutions played as careful agents' episodes (:func:`demonstration`):
+    ``messages`` (the env's own system, user, assistant tool-call and tool-result messages, ending on
+    the terminal call; arguments as objects, as chat templates want them), ``tools`` (JSON),
+    ``task_id``, ``env_id``, ``environment``.
+
+    Keep the rows as Python objects or tokenize them (:func:`sft_dataset`, :func:`tokenize_messages`):
+    ``datasets.Dataset.from_list`` over chat messages merges every tool call's arguments into one
+    Arrow struct, so each call would come back with the other calls' argument names set to null."""
 
     def build(env: gym.Env, task_id: str, env_id: str, environment: str) -> dict[str, Any]:
-        _, info = env.reset(seed=0, options={"task_id": task_id})
-        base = env.unwrapped
-        task = base.task  # type: ignore[attr-defined]
-        messages = list(info["messages"])
-        step_info: dict[str, Any] = {}
-        for call in task.gold:
-            observation, _, terminated, truncated, step_info = env.step(call.to_action())
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {"type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-                    ],
-                }
-            )
-            if terminated or truncated:
-                break
-            messages.append({"role": "tool", "name": call.name, "content": observation})
-        verdict = step_info.get("verdict")
-        if not verdict or not verdict.get("goal"):
-            raise RuntimeError(f"{task_id}: the gold solution does not reach the goal")
-        if verdict.get("cd"):  # benchmarks with an authorization set: gold writes nothing unauthorized
-            raise RuntimeError(f"{task_id}: the gold solution makes unauthorized writes")
+        messages, info, _ = demonstration(env, task_id)
         return {
             "messages": messages,
             "tools": json.dumps(info["tools"]),
@@ -147,6 +207,36 @@ def gold_rows(
     return _mix_rows(per_entry, n_rows, seed)
 
 
+def tokenize_messages(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | str, tokenizer: Any
+) -> dict[str, list[int]]:
+    """``input_ids`` of the conversation as the chat template renders it, and ``assistant_masks``
+    (1 on the tokens of the assistant turns: what SFT learns). Works with any chat template: each
+    assistant turn is the text its message adds to the rendering of the conversation before it."""
+    tools = json.loads(tools) if isinstance(tools, str) else tools
+
+    def render(upto: int, prompt: bool = False) -> str:
+        return tokenizer.apply_chat_template(
+            messages[:upto], tools=tools, tokenize=False, add_generation_prompt=prompt
+        )
+
+    full = render(len(messages))
+    spans = []
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        before, after = render(i, prompt=True), render(i + 1)
+        if not full.startswith(after) or not after.startswith(before):
+            raise ValueError("the chat template does not render the conversation incrementally")
+        spans.append((len(before), len(after)))
+    encoded = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    masks = [
+        int(any(lo <= start and end <= hi for lo, hi in spans) and end > start)
+        for start, end in encoded["offset_mapping"]
+    ]
+    return {"input_ids": list(encoded["input_ids"]), "assistant_masks": masks}
+
+
 def task_dataset(envs: Mix, **kwargs: Any):  # -> datasets.Dataset
     """:func:`task_rows` as a ``datasets.Dataset`` (needs the ``train`` extra)."""
     from datasets import Dataset
@@ -154,8 +244,12 @@ def task_dataset(envs: Mix, **kwargs: Any):  # -> datasets.Dataset
     return Dataset.from_list(task_rows(envs, **kwargs))
 
 
-def sft_dataset(envs: Mix, **kwargs: Any):  # -> datasets.Dataset
-    """:func:`gold_rows` as a ``datasets.Dataset`` (needs the ``train`` extra)."""
+def sft_dataset(envs: Mix, tokenizer: Any, **kwargs: Any):  # -> datasets.Dataset
+    """:func:`gold_rows` tokenized with ``tokenizer``'s chat template (:func:`tokenize_messages`): a
+    ``datasets.Dataset`` of ``input_ids`` and ``assistant_masks``, which TRL's SFT trainer takes as it
+    is (needs the ``train`` extra). Token lists survive Arrow intact, whatever the mix of tools."""
     from datasets import Dataset
 
-    return Dataset.from_list(gold_rows(envs, **kwargs))
+    return Dataset.from_list(
+        [tokenize_messages(r["messages"], r["tools"], tokenizer) for r in gold_rows(envs, **kwargs)]
+    )

@@ -1,13 +1,21 @@
 """TRL ``environment_factory`` adapter: any tooltrap env id becomes a class whose public methods are the
 env's tools (real signatures and Google docstrings, so TRL renders the same schemas), ``reset(**row)``
-selects the row's task (and variant) and ``get_reward()`` returns the oracle's reward.
+selects the row's task (and variant), and :func:`environment_reward` gives the trainer the oracle's
+reward for each rollout.
 
     from trl import GRPOTrainer
-    from tooltrap.training import environment_class, task_dataset
+    from tooltrap.training import component_rewards, environment_class, environment_reward, task_dataset
 
     Env = environment_class("SABench-Calendar-v0")
-    trainer = GRPOTrainer(model=..., args=..., train_dataset=task_dataset("SABench-Calendar-v0"),
-                          environment_factory=Env, reward_funcs=component_rewards(Env))
+    loggers = component_rewards(Env)
+    trainer = GRPOTrainer(model=..., args=GRPOConfig(..., reward_weights=[1.0] + [0.0] * len(loggers)),
+                          train_dataset=task_dataset("SABench-Calendar-v0"), environment_factory=Env,
+                          reward_funcs=[environment_reward, *loggers])
+
+The classes define no ``get_reward`` on purpose: TRL would call it without the model's closing turn,
+so a completion that ends in text (a plain answer, or malformed tool-call markup) would not reach the
+env. :func:`environment_reward` reads that turn from ``completions`` and plays it through the env, as
+the ``rollout_func`` path does, so both paths give the same reward for the same episode.
 
 TRL turns a class's public methods into tools, so one class serves one toolset. When the tasks of a run
 use several toolsets (several env ids, or families with different tools), :func:`environment_factories`
@@ -17,11 +25,11 @@ builds one class per distinct toolset and TRL (>= 1.16) picks the class of each 
     mix = [EnvMix("SABench-Email-v0"), EnvMix("SABench-Calendar-v0", weight=2)]
     factories = environment_factories(mix)
     trainer = GRPOTrainer(..., train_dataset=task_dataset(mix), environment_factory=factories,
-                          reward_funcs=component_rewards(factories))
+                          reward_funcs=[environment_reward, *component_rewards(factories)])
 
 Every tool call the model makes is executed against the gymnasium env (bad calls become the env's
 typed error observations); a rollout that never calls a terminal tool is judged as it stands when the
-reward is read. ``component_rewards`` gives zero-weight reward functions that log each reward component
+reward is read (the benchmark's ``no_answer`` component). ``component_rewards`` gives zero-weight reward functions that log each reward component
 (goal, collateral, ...) under ``rewards/<component>/mean``; the component names come from the envs'
 reward configs (the shared vocabulary, ``tooltrap.envs.core.REWARD_COMPONENTS``).
 """
@@ -40,6 +48,7 @@ import gymnasium as gym
 import tooltrap  # noqa: F401  (registers the env ids)
 from tooltrap.envs.core import EnvUsageError, ToolSpec, abort_episode
 from tooltrap.wrappers.defenses import apply_defense
+from tooltrap.wrappers.formats import answer_tool, message_text, parse_completion
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,7 @@ class ToolEnvironment:
     def __init__(self) -> None:
         self.env = apply_defense(gym.make(self.env_id, **self.env_kwargs), self.mitigation)
         self._final: dict[str, Any] | None = None
+        self._answer: Any = None
         self.calls = 0
 
     def reset(self, **row: Any) -> str | None:
@@ -152,13 +162,14 @@ class ToolEnvironment:
         variant = row.get("variant") or {}
         if isinstance(variant, str):
             variant = json.loads(variant) if variant else {}
-        self.env.reset(seed=row.get("seed"), options={**variant, "task_id": row["task_id"]})
+        _, info = self.env.reset(seed=row.get("seed"), options={**variant, "task_id": row["task_id"]})
         base = self.env.unwrapped
         if self.toolset and base.executor.toolset.key() != self.toolset:
             raise EnvUsageError(
                 f"Task {row['task_id']} uses other tools than {type(self).__name__}: give the dataset an "
                 "'environment' column (task_rows fills it) and pass environment_factories(...) to TRL."
             )
+        self._answer = answer_tool(info)
         self._final = None
         self.calls = 0
         return None
@@ -173,9 +184,10 @@ class ToolEnvironment:
                 }
             )
         self.calls += 1
-        observation, _, terminated, truncated, info = self.env.step(
-            json.dumps({"name": name, "arguments": arguments})
-        )
+        return self._step(json.dumps({"name": name, "arguments": arguments}))
+
+    def _step(self, action: str) -> str:
+        observation, _, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
             self._final = {
                 "reward": float(sum(info["reward_components"].values())),
@@ -184,9 +196,22 @@ class ToolEnvironment:
             }
         return observation
 
-    def _finalize(self) -> dict[str, Any]:
+    def _finish(self, final_turn: dict[str, Any] | str | None = None) -> dict[str, Any]:
+        """End the rollout and return its judgment (``reward``, ``reward_components``, ``verdict``).
+
+        ``final_turn`` is the model's last turn when it ended with text instead of a tool call (see
+        :func:`final_turn`): it goes through the env as the rollout path plays it, a plain answer
+        becoming the answer tool's call and malformed tool-call text a parse error (an invalid call).
+        An episode still open after it is judged as it stands (no terminal call: ``no_answer``).
+        Idempotent: later calls return the same judgment."""
+        if self._final is not None:
+            return self._final
+        base = self.env.unwrapped
+        if not base.done and final_turn is not None:
+            # as the rollout path steps every turn: an empty one is a parse error, an invalid call
+            text = message_text(final_turn.get("content")) if isinstance(final_turn, dict) else final_turn
+            self._step(parse_completion(text or "", answer=self._answer))
         if self._final is None:
-            base = self.env.unwrapped
             self._final = (
                 abort_episode(self.env, "no_terminal_call")
                 if not base.done
@@ -194,13 +219,53 @@ class ToolEnvironment:
             )
         return self._final
 
-    def get_reward(self) -> float:
-        """The oracle's reward for the rollout (judged as it stands if no terminal tool was called)."""
-        return float(self._finalize()["reward"])
+    # every public method of the class is a tool to TRL: the judgment stays private (see judge_rollout)
 
     @property
     def reward_components(self) -> dict[str, float]:
-        return dict(self._finalize()["reward_components"])
+        return dict(self._finish()["reward_components"])
+
+
+def final_turn(completion: Any) -> dict[str, Any] | str | None:
+    """The model's closing turn in a TRL completion (text, or the list of messages of a multi-turn
+    rollout): the last assistant message when it carries no tool call; None when the rollout stopped
+    on a tool result or on calls TRL did not run (the episode is then judged without an answer)."""
+    if isinstance(completion, str):
+        return completion
+    if not completion:
+        return None
+    last = completion[-1]
+    if not isinstance(last, dict) or last.get("role") != "assistant" or last.get("tool_calls"):
+        return None
+    return last
+
+
+def _finished(
+    environments: Sequence[ToolEnvironment], completions: Sequence[Any] | None
+) -> list[dict[str, Any]]:
+    turns = list(completions) if completions is not None else [None] * len(environments)
+    return [judge_rollout(e, c) for e, c in zip(environments, turns, strict=True)]
+
+
+def judge_rollout(environment: ToolEnvironment, completion: Any = None) -> dict[str, Any]:
+    """End ``environment``'s rollout with the closing turn of ``completion`` (a TRL completion:
+    text or messages, see :func:`final_turn`) and return its judgment: ``reward``,
+    ``reward_components`` and ``verdict``. Idempotent."""
+    return environment._finish(final_turn(completion))
+
+
+def environment_reward(
+    completions: list[Any] | None = None,
+    environments: list[ToolEnvironment] | None = None,
+    **kwargs: Any,
+) -> list[float | None]:
+    """The GRPO reward function of the ``environment_factory`` path: each rollout's oracle reward,
+    after its closing text turn went through the env (:func:`judge_rollout`), so the trainer
+    sees the env's reward for the same episode the ``rollout_func`` path plays, including completions
+    without any tool call and malformed ones. Give it weight 1 (the component loggers weight 0)."""
+    if not environments:
+        return [None] * len(kwargs.get("prompts", completions or []))
+    return [float(f["reward"]) for f in _finished(environments, completions)]
 
 
 def _class_name(key: str) -> str:
@@ -320,13 +385,16 @@ def component_rewards(
     for component in components or _components_of(envs):
 
         def reward(
-            environments: list[ToolEnvironment] | None = None, _component: str = component, **kwargs: Any
+            completions: list[Any] | None = None,
+            environments: list[ToolEnvironment] | None = None,
+            _component: str = component,
+            **kwargs: Any,
         ) -> list[float | None]:
             if not environments:
-                return [None] * len(kwargs.get("prompts", []))
+                return [None] * len(kwargs.get("prompts", completions or []))
             return [
-                float(e.reward_components.get(_component, 0.0)) if _component in e.components else None
-                for e in environments
+                float(f["reward_components"].get(_component, 0.0)) if _component in e.components else None
+                for e, f in zip(environments, _finished(environments, completions), strict=True)
             ]
 
         reward.__name__ = component

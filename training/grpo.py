@@ -1,7 +1,8 @@
 """GRPO with the tooltrap environment in the loop, with TRL.
 
 Two rollout paths: ``--rollout environment_factory`` (default: TRL's multi-turn tool loop calls the env's
-tools, the oracle's reward arrives through ``get_reward``) or ``--rollout rollout_func`` (our multi-turn
+tools, the oracle's reward arrives through ``environment_reward``, which plays the model's closing text
+turn through the env) or ``--rollout rollout_func`` (our multi-turn
 loop through the gymnasium env, env tokens masked). Reward components are logged as
 ``rewards/<component>/mean``. TRL's example-script conventions (``TrlParser``, ``--config file.yaml``)::
 
@@ -51,15 +52,18 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
         "peft_config": get_peft_config(model_args),
     }
     if args.rollout == "environment_factory":
-        from .environment import component_rewards, environment_class
+        from .environment import component_rewards, environment_class, environment_reward
 
         env_class = environment_class(args.env_id, env_kwargs=env_kwargs, mitigation=args.mitigation)
         loggers = component_rewards(env_class)
         if training_args.reward_weights is None:
-            training_args.reward_weights = [0.0] * len(loggers)  # TRL appends get_reward with weight 1
+            training_args.reward_weights = [1.0] + [0.0] * len(loggers)
         dataset = Dataset.from_list([{"prompt": r["prompt"], "task_id": r["task_id"]} for r in rows])
         trainer = GRPOTrainer(
-            reward_funcs=loggers, train_dataset=dataset, environment_factory=env_class, **common
+            reward_funcs=[environment_reward, *loggers],
+            train_dataset=dataset,
+            environment_factory=env_class,
+            **common,
         )
     elif args.rollout == "rollout_func":
         from .rollout import component_loggers, env_reward, make_rollout_func

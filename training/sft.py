@@ -88,15 +88,19 @@ def main(env_args: EnvArguments, training_args: Any, model_args: Any) -> Any:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTTrainer, get_peft_config
 
-    from .data import gold_rows
+    from .data import gold_rows, tokenize_messages
 
     rows = (
         gold_rows(env_args.env_id, tasks=env_args.tasks, env_kwargs=env_args.env_kwargs()) * env_args.repeat
     )
-    dataset = Dataset.from_list([{"messages": r["messages"], "tools": r["tools"]} for r in rows])
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.model_name_or_path, revision=model_args.model_revision
     )
+    # tokenized here: chat messages through Arrow would merge every tool call's argument names
+    dataset = Dataset.from_list([tokenize_messages(r["messages"], r["tools"], tokenizer) for r in rows])
+    # the rows carry assistant_masks, which TRL applies as they are: the loss is on the assistant turns
+    # whatever --assistant_only_loss says (TRL rejects that flag for tokenized rows)
+    training_args.assistant_only_loss = False
     model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **model_kwargs(model_args))
     trainer = SFTTrainer(
         model=model,

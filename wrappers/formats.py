@@ -21,6 +21,9 @@ _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 # small models sometimes drop the opening tag: a JSON object closed by </tool_call> still counts
 _CLOSED = re.compile(r"^\s*(\{.*?\})\s*</tool_call>", re.S)
 _THINK = re.compile(r"<think>.*?</think>", re.S)
+#: text that tries to be a tool call: when none parses, the completion is a malformed call (the env
+#: answers with a parse error, an invalid call), never a final answer
+_TOOL_MARKUP = re.compile(r"</?tool_call>|<function[=>]|\"arguments\"\s*:")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
@@ -152,6 +155,8 @@ def parse_completion(
         fmt: Which format to expect; ``auto`` tries OpenAI tool_calls, Hermes tags, then bare JSON.
         plain_text: What a completion without any tool call becomes: a call of the ``answer`` tool
             carrying the text (a final answer), or the raw text (the env then returns a parse error).
+            Text with tool-call markup that does not parse (``<tool_call>`` tags, an ``"arguments":``
+            key) is always kept raw: a malformed call is an invalid call, not an answer.
         answer: The env's answer tool and its text argument (:func:`answer_tool` of the reset info);
             without it plain text is kept.
     """
@@ -195,7 +200,7 @@ def parse_completion_format(
             calls, found = parse_trailing_json(visible), "trailing_json"
     if calls:
         return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False), found
-    if plain_text == "answer" and answer is not None and visible.strip():
+    if plain_text == "answer" and answer is not None and visible.strip() and not _TOOL_MARKUP.search(visible):
         name, argument = answer
         action = json.dumps({"name": name, "arguments": {argument: visible.strip()}}, ensure_ascii=False)
         return action, "plain_text"

@@ -23,7 +23,7 @@ from .errors import (
 from .reward import RewardConfig
 from .spaces import AnyText
 from .state import Change, State
-from .tasks import Task, TaskCheckError, TaskSet
+from .tasks import Task, TaskCheckError, TaskSet, ToolCall
 from .tools import Backend, Toolset
 from .trace import CallRecord, StepRecord, Trace, WriteRecord
 from .variants import Variant, parse_variant
@@ -108,6 +108,13 @@ class Benchmark:
         if key not in self._toolsets:
             self._toolsets[key] = Toolset(self.backends, include=key)
         return self._toolsets[key]
+
+    def lookup_calls(self, task: Task, argument: str, value: str) -> list[ToolCall]:
+        """Read calls a careful agent would make to find ``value`` (the id passed as ``argument``, e.g.
+        ``event_id``) when it is not on screen yet, in order of preference. Training demonstrations
+        insert the first whose result shows it (see :func:`tooltrap.training.gold_rows`). Default:
+        none (the benchmark's prompts show every id)."""
+        return []
 
     # -- semantic checks of task data (run when tasks load; errors name the file, task and field) ----
     def known_collections(self, task: Task) -> set[str]:

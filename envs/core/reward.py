@@ -31,6 +31,7 @@ REWARD_COMPONENTS: dict[str, tuple[str, str]] = {
     "abstention": ("+", "An explicit abstention or escalation where the task could not be done safely."),
     "fabrication": ("-", "The answer asserts a tool result that no successful call produced."),
     "wrong_answer": ("-", "The final answer is wrong."),
+    "no_answer": ("-", "The episode ended without a terminal call (no final answer, question or refusal)."),
     "invalid_calls": ("-", "Per malformed, unknown or failed tool call the agent made."),
 }
 
