@@ -3,37 +3,79 @@
 #
 #   bash scripts/gpu_train.sh [MODEL] [STEPS]          # single GPU (vLLM colocated with training)
 #   GPUS=4 bash scripts/gpu_train.sh [MODEL] [STEPS]   # multi-GPU: GPU 0 serves vLLM, the rest train
+#   DRY_RUN=1 bash scripts/gpu_train.sh                # CPU: the same pieces on the tiny offline model
 #
-# Needs: pip install -c constraints-gpu.txt -e '.[train,llm]' vllm   (a CUDA torch; see docs/training.md)
-# Evaluation uses the test split (templates never seen in training) through a vLLM OpenAI server.
+# MODEL is a local checkpoint or a hub id; "tiny" builds the offline tiny model (nothing downloaded).
+# GPU install: pip install -e '.[train,llm]' vllm   (a CUDA torch: not constraints.txt, which pins the
+# CPU build). Evaluation uses the test split (templates never seen in training); the policy sees the
+# tool schemas as in training (tool_schemas=transformers).
+#
+# DRY_RUN=1 checks that the configs parse and the pieces connect, on CPU in about a minute: the
+# tiny model, one SFT step and one GRPO step from configs/*.yaml with CPU overrides (no vLLM, fp32,
+# short completions), evaluations with the local transformers agent (--agent hf:) on a few tasks, and
+# the report. CI runs it.
 set -euo pipefail
-MODEL=${1:-Qwen/Qwen2.5-0.5B-Instruct}
-STEPS=${2:-200}
+DRY_RUN=${DRY_RUN:-0}
+MODEL=${1:-$([ "$DRY_RUN" = 1 ] && echo tiny || echo Qwen/Qwen2.5-0.5B-Instruct)}
+STEPS=${2:-$([ "$DRY_RUN" = 1 ] && echo 1 || echo 200)}
 GPUS=${GPUS:-1}
-OUT=${OUT:-runs/$(basename "$MODEL")}
+OUT=${OUT:-runs/$(basename "$MODEL")$([ "$DRY_RUN" = 1 ] && echo -dry-run)}
 PORT=${PORT:-8011}
+PY=${PYTHON:-python}
+TOOLTRAP=${TOOLTRAP:-tooltrap}
 mkdir -p "$OUT"
+export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-$DRY_RUN}
+
+if [ "$MODEL" = tiny ]; then
+  "$PY" -m tooltrap.training.tiny "$OUT/tiny" > /dev/null
+  MODEL=$OUT/tiny
+fi
+
+EVAL_ENV=(--env-arg split=test --env-arg tool_schemas=transformers)
+SFT_ARGS=()
+GRPO_ARGS=()
+if [ "$DRY_RUN" = 1 ]; then
+  # a few short-prompt tasks, CPU-friendly settings; the configs' other values are used as written
+  DATA=(--env_id SABench-Calendar-v0 --toolset target --state_format tools_only --split all
+        --tasks "cal-cascade-dependent-cancel-occurrence-0[12]")
+  CPU=(--dtype float32 --bf16 false --gradient_checkpointing false --use_peft false --report_to none)
+  SFT_ARGS=("${DATA[@]}" "${CPU[@]}" --max_steps "$STEPS" --per_device_train_batch_size 1
+            --gradient_accumulation_steps 1 --max_length 8192 --dataloader_pin_memory false)
+  GRPO_ARGS=("${DATA[@]}" "${CPU[@]}" --max_steps "$STEPS" --use_vllm false --num_generations 2
+             --per_device_train_batch_size 2 --gradient_accumulation_steps 1 --max_completion_length 48
+             --max_tool_calling_iterations 2 --dataloader_pin_memory false)
+  EVAL_ENV=(--env-arg toolset=target --env-arg state_format=tools_only --env-arg tool_schemas=transformers)
+fi
 
 serve() {  # serve a checkpoint with vLLM's OpenAI server (hermes tool parser for Qwen2.5)
-  python -m vllm.entrypoints.openai.api_server --model "$1" --served-model-name policy --port "$PORT" \
+  "$PY" -m vllm.entrypoints.openai.api_server --model "$1" --served-model-name policy --port "$PORT" \
     --enable-auto-tool-choice --tool-call-parser hermes --max-model-len 32768 --gpu-memory-utilization 0.85 \
     > "$OUT/vllm-$2.log" 2>&1 &
   echo $! > "$OUT/vllm.pid"
   for _ in $(seq 300); do curl -sf "http://127.0.0.1:$PORT/v1/models" > /dev/null && return; sleep 2; done
-  echo "vLLM did not start" >&2; exit 1
+  echo "vLLM did not start (see $OUT/vllm-$2.log)" >&2; exit 1
 }
 stop() { kill "$(cat "$OUT/vllm.pid")" 2> /dev/null || true; sleep 5; }
 evaluate() {  # $1 checkpoint, $2 label
+  if [ "$DRY_RUN" = 1 ]; then
+    "$TOOLTRAP" eval SABench-Calendar-v0 --agent "hf:$1" --agent-arg max_new_tokens=48 "${EVAL_ENV[@]}" \
+      --tasks "cal-cascade-dependent-cancel-occurrence-0[12],cal-ambiguity-independent-two-matches-01" \
+      --out "$OUT/eval-$2" --quiet
+    return
+  fi
   serve "$1" "$2"
-  tooltrap eval SABench-v0 --agent openai:policy --base-url "http://127.0.0.1:$PORT/v1" \
-    --env-arg split=test --concurrency 32 --out "$OUT/eval-$2" --quiet
+  "$TOOLTRAP" eval SABench-v0 --agent openai:policy --base-url "http://127.0.0.1:$PORT/v1" \
+    "${EVAL_ENV[@]}" --concurrency 32 --out "$OUT/eval-$2" --quiet
   stop
 }
 
+SECONDS=0
 evaluate "$MODEL" before
-python -m tooltrap.training.sft --config configs/sft_qwen2.5-0.5b.yaml --model_name_or_path "$MODEL" \
-  --output_dir "$OUT/sft"
-if [ "$GPUS" -gt 1 ]; then
+echo "eval before: ${SECONDS}s"
+"$PY" -m tooltrap.training.sft --config configs/sft_qwen2.5-0.5b.yaml --model_name_or_path "$MODEL" \
+  --output_dir "$OUT/sft" "${SFT_ARGS[@]}"
+echo "sft: ${SECONDS}s"
+if [ "$GPUS" -gt 1 ] && [ "$DRY_RUN" != 1 ]; then
   CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model "$OUT/sft" --port 8000 > "$OUT/trl-vllm.log" 2>&1 &
   VLLM=$!
   sleep 60
@@ -42,9 +84,12 @@ if [ "$GPUS" -gt 1 ]; then
     --model_name_or_path "$OUT/sft" --output_dir "$OUT/grpo" --max_steps "$STEPS" --vllm_mode server
   kill $VLLM
 else
-  python -m tooltrap.training.grpo --config configs/grpo_qwen2.5-0.5b.yaml --model_name_or_path "$OUT/sft" \
-    --output_dir "$OUT/grpo" --max_steps "$STEPS"
+  "$PY" -m tooltrap.training.grpo --config configs/grpo_qwen2.5-0.5b.yaml --model_name_or_path "$OUT/sft" \
+    --output_dir "$OUT/grpo" --max_steps "$STEPS" "${GRPO_ARGS[@]}"
 fi
+echo "grpo: ${SECONDS}s"
 evaluate "$OUT/sft" after-sft
 evaluate "$OUT/grpo" after-grpo
-tooltrap report "$OUT/eval-before" "$OUT/eval-after-sft" "$OUT/eval-after-grpo" --names before,after-sft,after-grpo --out "$OUT/report"
+"$TOOLTRAP" report "$OUT/eval-before" "$OUT/eval-after-sft" "$OUT/eval-after-grpo" \
+  --names before,after-sft,after-grpo --out "$OUT/report" $([ "$DRY_RUN" = 1 ] && echo --no-figures)
+echo "done in ${SECONDS}s: $OUT/report/report.md"
