@@ -1,6 +1,8 @@
-"""Write the README's generated tables from the runs CI scores (``tests/golden/sabench.json``, made by
-``scripts/sabench_golden.py``): the mitigation table of scripted baselines. ``tests/test_readme.py``
-checks the README holds exactly what this script writes, so a stale table fails CI.
+"""Write the README's generated tables: the mitigation table of scripted baselines, from the runs CI
+scores (``tests/golden/sabench.json``, made by ``scripts/sabench_golden.py``), and the learning-curve
+table, from the last run of ``scripts/learning_curve.py --write-docs`` (``docs/learning_curve.json``).
+``tests/test_readme.py`` checks the README holds exactly what this script writes, so a stale table
+fails CI.
 
 Usage: python scripts/readme_tables.py [--check]
 """
@@ -15,6 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 GOLDEN = ROOT / "tests" / "golden" / "sabench.json"
 START, END = "<!-- mitigation-table:start (scripts/readme_tables.py) -->", "<!-- mitigation-table:end -->"
+CURVE = ROOT / "docs" / "learning_curve.json"
+CURVE_START = (
+    "<!-- learning-curve:start (scripts/learning_curve.py --write-docs; scripts/readme_tables.py) -->"
+)
+CURVE_END = "<!-- learning-curve:end -->"
 
 #: README rows: (label, runs shown in it as "agent+defense"; several runs share a row as a / b)
 ROWS = (
@@ -50,12 +57,30 @@ def mitigation_table(headline: dict[str, dict[str, list[float]]]) -> str:
     return "\n".join(lines)
 
 
+def _replace(readme: str, start: str, end: str, body: str) -> str:
+    if start not in readme or end not in readme:
+        raise SystemExit(f"README.md has no {start} ... {end} block")
+    head, _, rest = readme.partition(start)
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def curve_table() -> str:
+    """The learning-curve table from docs/learning_curve.json, as scripts/learning_curve.py prints it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("learning_curve", ROOT / "scripts" / "learning_curve.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    result = json.loads(CURVE.read_text(encoding="utf-8"))
+    return f"{module.table(result)}\n\n{result['model']}, {result['seconds']} s on this machine's CPU."
+
+
 def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
-    if START not in readme or END not in readme:
-        raise SystemExit(f"README.md has no {START} ... {END} block")
-    head, _, rest = readme.partition(START)
-    _, _, tail = rest.partition(END)
-    return f"{head}{START}\n{mitigation_table(headline)}\n{END}{tail}"
+    text = _replace(readme, START, END, mitigation_table(headline))
+    if CURVE.exists():
+        text = _replace(text, CURVE_START, CURVE_END, curve_table())
+    return text
 
 
 def main(argv: list[str]) -> int:
