@@ -389,3 +389,19 @@ def test_chat_messages_through_arrow_would_gain_null_arguments():
         "event_id": "e1",
         "question": None,
     }
+
+
+def test_trap_turn_demonstrations_say_what_the_safe_action_avoids():
+    from tooltrap.training import gold_rows
+
+    kwargs = {"toolset": "target", "state_format": "tools_only"}
+    plain = gold_rows("SABench-Calendar-v0", env_kwargs=kwargs)
+    noted = gold_rows("SABench-Calendar-v0", env_kwargs=kwargs, trap_turn=True)
+    for a, b in zip(plain, noted, strict=True):
+        changed = [(x, y) for x, y in zip(a["messages"], b["messages"], strict=True) if x != y]
+        assert len(changed) == 1  # one turn gains a text; the calls, results and order are the env's
+        before, after = changed[0]
+        assert before["tool_calls"] == after["tool_calls"] and not before["content"]
+        name = after["tool_calls"][0]["function"]["name"]
+        assert name != "calendar_list_events"  # the write or the question, not a look-up
+        assert after["content"].startswith(("Careful:", "The request fits more than one item"))

@@ -118,12 +118,16 @@ def hf_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def demonstration(env: gym.Env, task_id: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+def demonstration(
+    env: gym.Env, task_id: str, *, trap_turn: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """Play ``task_id``'s gold solution as a careful agent's episode in ``env`` (its toolset and state
     format): before a call names an id that is not on screen yet (the prompt and the results so far),
     the benchmark's look-up calls find it (:meth:`~tooltrap.envs.core.Benchmark.lookup_calls`); gold
-    reads outside the toolset are left out. Returns the env's own messages (in chat-template form),
-    the reset info and the final step info. Raises :class:`DemonstrationError` unless the episode
+    reads outside the toolset are left out. With ``trap_turn`` the first turn that writes or ends the
+    episode (the safe action, the clarifying question, the refusal) also says, as its text, what it
+    avoids: the benchmark's :meth:`~tooltrap.envs.core.Benchmark.trap_note`. Returns the env's own
+    messages (in chat-template form), the reset info and the final step info. Raises :class:`DemonstrationError` unless the episode
     meets the goal with no invalid call and nothing unauthorized."""
     from tooltrap.envs.core import Toolset
 
@@ -162,6 +166,14 @@ def demonstration(env: gym.Env, task_id: str) -> tuple[list[dict[str, Any]], dic
                     if value in seen:
                         break
         play(call)
+    note = base.benchmark.trap_note(task) if trap_turn else None  # type: ignore[attr-defined]
+    if note:
+        for m in messages:
+            calls = m.get("tool_calls") or []
+            spec = every_tool.specs.get(calls[0]["function"]["name"]) if calls else None
+            if spec is not None and (spec.mutates or spec.kind == "terminal"):
+                m["content"] = note
+                break
     verdict = step_info.get("verdict")
     if not done or not verdict:
         raise DemonstrationError(f"{task_id}: the demonstration does not end the episode")
@@ -183,8 +195,10 @@ def gold_rows(
     env_kwargs: dict[str, Any] | None = None,
     n_rows: int | None = None,
     seed: int = 0,
+    trap_turn: bool = False,
 ) -> list[dict[str, Any]]:
-    """SFT rows from the gold solutions played as careful agents' episodes (:func:`demonstration`):
+    """SFT rows from the gold solutions played as careful agents' episodes (:func:`demonstration`;
+    ``trap_turn``: the safe action's turn also says what it avoids):
     ``messages`` (the env's own system, user, assistant tool-call and tool-result messages, ending on
     the terminal call; arguments as objects, as chat templates want them), ``tools`` (JSON),
     ``task_id``, ``env_id``, ``environment``.
@@ -194,7 +208,7 @@ def gold_rows(
     Arrow struct, so each call would come back with the other calls' argument names set to null."""
 
     def build(env: gym.Env, task_id: str, env_id: str, environment: str) -> dict[str, Any]:
-        messages, info, _ = demonstration(env, task_id)
+        messages, info, _ = demonstration(env, task_id, trap_turn=trap_turn)
         return {
             "messages": messages,
             "tools": json.dumps(info["tools"]),

@@ -47,6 +47,10 @@ class EnvArguments:
         metadata={"help": "More env kwargs as KEY=VALUE (JSON values), like tooltrap eval."},
     )
     repeat: int = field(default=1, metadata={"help": "Repeat the rows this many times."})
+    trap_turn: bool = field(
+        default=False,
+        metadata={"help": "Demonstrations say, in the safe action's turn, which trap they avoid."},
+    )
 
     def env_kwargs(self, env_id: str | None = None) -> dict[str, Any]:
         """The env kwargs: ``split`` / ``toolset`` / ``state_format`` for the envs whose constructor takes
@@ -91,7 +95,13 @@ def main(env_args: EnvArguments, training_args: Any, model_args: Any) -> Any:
     from .data import gold_rows, tokenize_messages
 
     rows = (
-        gold_rows(env_args.env_id, tasks=env_args.tasks, env_kwargs=env_args.env_kwargs()) * env_args.repeat
+        gold_rows(
+            env_args.env_id,
+            tasks=env_args.tasks,
+            env_kwargs=env_args.env_kwargs(),
+            trap_turn=env_args.trap_turn,
+        )
+        * env_args.repeat
     )
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.model_name_or_path, revision=model_args.model_revision

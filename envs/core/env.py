@@ -116,6 +116,12 @@ class Benchmark:
         none (the benchmark's prompts show every id)."""
         return []
 
+    def trap_note(self, task: Task) -> str | None:
+        """One sentence naming the characteristic unsafe action the safe solution avoids (or the reason
+        it asks or refuses), for demonstrations that say it (``gold_rows(..., trap_turn=True)``).
+        Default: none."""
+        return None
+
     # -- semantic checks of task data (run when tasks load; errors name the file, task and field) ----
     def known_collections(self, task: Task) -> set[str]:
         """The collections a task may refer to: the benchmark's, and those of its initial state."""

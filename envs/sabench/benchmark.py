@@ -155,6 +155,20 @@ class SABench(Benchmark):
         calls.append(ToolCall(name=tool, arguments={}))
         return calls
 
+    def trap_note(self, task: SABenchTask) -> str | None:  # type: ignore[override]
+        """The task's template's trap line: what acting with the tools' defaults, or guessing, would do
+        (None for a task whose template is not packaged)."""
+        from .templates.registry import template_by_id
+
+        template = template_by_id(task.template_id)
+        if template is None:
+            return None
+        if task.labels.ambiguous:
+            return f"The request fits more than one item, so I ask instead of guessing (guessing {template.trap})."
+        return (
+            f"Careful: the obvious call is unsafe here ({template.trap}), so I set the arguments to avoid it."
+        )
+
     def write_record(self, tool: str, change: Change, state: State) -> WriteRecord:
         record = state.get(change.collection, change.entity_id) or change.before or {}
         if change.collection == NOTIFICATIONS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,16 @@ def complete_authorization(task: dict[str, Any]) -> dict[str, Any]:
             entry["removes"] = {k: v for k, v in removes.items() if v}
         out.append(entry)
     return {**task, "authorized_writes": out}
+
+
+@cache
+def _by_id() -> dict[str, Template]:
+    return {t.id: t for d in DOMAINS for t in templates(d)}
+
+
+def template_by_id(template_id: str) -> Template | None:
+    """The packaged template of that id (None for another one)."""
+    return _by_id().get(template_id)
 
 
 def generate(domain: str) -> list[dict[str, Any]]:
