@@ -220,7 +220,7 @@ def main() -> int:
     parser.add_argument("--sft-steps", type=int, default=300)
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--sft-lr", type=float, default=3e-3)
-    parser.add_argument("--grpo-lr", type=float, default=2e-5)
+    parser.add_argument("--grpo-lr", type=float, default=1e-4)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=96)
