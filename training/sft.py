@@ -47,10 +47,6 @@ class EnvArguments:
         metadata={"help": "More env kwargs as KEY=VALUE (JSON values), like tooltrap eval."},
     )
     repeat: int = field(default=1, metadata={"help": "Repeat the rows this many times."})
-    trap_turn: bool = field(
-        default=False,
-        metadata={"help": "Demonstrations say, in the safe action's turn, which trap they avoid."},
-    )
 
     def env_kwargs(self, env_id: str | None = None) -> dict[str, Any]:
         """The env kwargs: ``split`` / ``toolset`` / ``state_format`` for the envs whose constructor takes
@@ -75,6 +71,16 @@ class EnvArguments:
         return kwargs
 
 
+@dataclass
+class DemonstrationArguments(EnvArguments):
+    """Which tasks, and how their gold demonstrations are written."""
+
+    trap_turn: bool = field(
+        default=False,
+        metadata={"help": "Demonstrations say, in the safe action's turn, which trap they avoid."},
+    )
+
+
 def model_kwargs(model_args: Any) -> dict[str, Any]:
     """``from_pretrained`` kwargs from TRL's ModelConfig (revision, dtype, attention implementation)."""
     kwargs: dict[str, Any] = {"revision": model_args.model_revision}
@@ -87,7 +93,7 @@ def model_kwargs(model_args: Any) -> dict[str, Any]:
     return kwargs
 
 
-def main(env_args: EnvArguments, training_args: Any, model_args: Any) -> Any:
+def main(env_args: DemonstrationArguments, training_args: Any, model_args: Any) -> Any:
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTTrainer, get_peft_config
@@ -137,7 +143,7 @@ def save_final(trainer: Any, tokenizer: Any, output_dir: str) -> None:
 def cli(argv: list[str] | None = None) -> Any:
     from trl import ModelConfig, SFTConfig, TrlParser
 
-    parser = TrlParser((EnvArguments, SFTConfig, ModelConfig))
+    parser = TrlParser((DemonstrationArguments, SFTConfig, ModelConfig))
     env_args, training_args, model_args = parser.parse_args_and_config(args=argv)
     return main(env_args, training_args, model_args)
 
