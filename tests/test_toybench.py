@@ -161,3 +161,44 @@ def test_trl_adapter_plays_the_toy():
         json.loads(env.library_lend(book_id="b1", member_id="m1", days=99))["error"]["type"]
         == "invalid_arguments"
     )
+
+
+def test_a_benchmark_can_make_any_commit_end_the_episode():
+    """``commit_ends_episode``: a successful commit is the agent's decision and ends the episode (its
+    disposition is ``commit``); calls after it in the same action are recorded, never run; a failed
+    commit does not end anything."""
+    from tooltrap.envs.core import ToolCallError, ToolEnv, tool
+
+    from .toybench import TASKS, LibraryBackend, LibraryBench
+
+    class CommittingBackend(LibraryBackend):
+        @tool("commit")
+        def library_issue_card(self, member_id: str) -> dict:
+            """Issue a library card to a member (irreversible).
+
+            Args:
+                member_id: Id of the member.
+            """
+            if self.state.get("members", member_id) is None:
+                raise ToolCallError(f"No member {member_id!r}.")
+            return {"card": self.state.insert("cards", {"member_id": member_id}, prefix="card")}
+
+    class CommittingBench(LibraryBench):
+        name = "toylibrary-commit"
+        backends = (CommittingBackend,)
+        collection_domains = {**LibraryBench.collection_domains, "cards": "library"}
+        commit_ends_episode = True
+
+    env = ToolEnv(CommittingBench(), TASKS)
+    env.reset(options={"task_id": TASKS[0].id})
+    _, _, terminated, _, _ = env.step(
+        json.dumps({"name": "library_issue_card", "arguments": {"member_id": "x"}})
+    )
+    assert not terminated  # a failed commit changes nothing and ends nothing
+    action = [
+        {"name": "library_issue_card", "arguments": {"member_id": "m1"}},
+        {"name": "respond", "arguments": {"message": "Done."}},
+    ]
+    _, _, terminated, _, _ = env.step(json.dumps(action))
+    assert terminated and env.trace.disposition == "commit" and env.trace.terminal == "library_issue_card"
+    assert [c.name for c in env.trace.not_executed] == ["respond"]

@@ -37,6 +37,9 @@ STEP_OBSERVATION_BUDGET = 200_000
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
+#: the disposition of an episode a commit ended (``Benchmark.commit_ends_episode``)
+COMMIT_DISPOSITION = "commit"
+
 #: reset options that pick the task (besides label filters); everything else is a variant key
 TASK_SELECTORS: tuple[str, ...] = ("task_id", "task_index", "template_id", "templates")
 #: every Benchmark subclass with a name, by name (filled as their modules are imported)
@@ -72,6 +75,9 @@ class Benchmark:
     #: subclass instance); None: the generic rate report over ``metrics``
     report: ClassVar[str | None] = None
     max_steps: ClassVar[int] = 16
+    #: whether a successful ``commit`` call ends the episode (its disposition is then ``"commit"``):
+    #: a consequential action is the agent's decision, nothing after it can undo it
+    commit_ends_episode: ClassVar[bool] = False
     max_consecutive_errors: ClassVar[int] = 5
     max_calls_per_step: ClassVar[int] = 8
     #: how to get a shorter prompt, named when a task's prompt exceeds the observation space
@@ -658,6 +664,8 @@ class ToolEnv(gym.Env[str, str]):
                         continue
                 if call.ok and call.kind == "terminal":
                     terminal, ends_as = call, terminals.get(call.name, "answer")
+                elif call.ok and call.kind == "commit" and self.benchmark.commit_ends_episode:
+                    terminal, ends_as = call, COMMIT_DISPOSITION
             observation = _encode(results if as_list else results[0])
             if len(observation) > STEP_OBSERVATION_BUDGET:
                 observation = self._fit(record.calls, results, as_list)

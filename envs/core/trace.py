@@ -215,7 +215,8 @@ class Trace:
 
     ``variant`` is the resolved episode variant (a :class:`~tooltrap.envs.core.variants.Variant`).
     ``disposition`` is how the episode ended: the terminal tool's ``ends_as`` (``answer``, ``clarify``,
-    ``abstain``, ``escalate``), None when it was truncated; a before-judge hook may override it
+    ``abstain``, ``escalate``), ``commit`` when a commit ended it (``Benchmark.commit_ends_episode``),
+    None when it was truncated; a before-judge hook may override it
     (:meth:`override`), and every override is kept in ``overrides``. ``error_counts`` counts error
     observations by kind (add with :meth:`count_error`); ``n_errors`` is the agent's share, and system
     failures such as ``backend_error`` go to ``n_system_errors``, never charged to the agent.
