@@ -234,6 +234,7 @@ def main() -> int:
         return 0
 
     import torch
+    from transformers import AutoModelForCausalLM
 
     from tooltrap.training import build_tiny_model
 
@@ -243,9 +244,7 @@ def main() -> int:
     started = time.monotonic()
     sets = split_tasks()
     base = build_tiny_model(out / "base", hidden_size=args.hidden, layers=args.layers)
-    n_params = sum(
-        p.numel() for p in __import__("transformers").AutoModelForCausalLM.from_pretrained(base).parameters()
-    )
+    n_params = AutoModelForCausalLM.from_pretrained(base).num_parameters()
     result: dict[str, Any] = {
         "model": f"tiny Qwen2, {n_params / 1e6:.1f}M parameters (hidden {args.hidden}, {args.layers} layers)",
         "env_id": ENV_ID,

@@ -129,13 +129,11 @@ def demonstration(
     avoids: the benchmark's :meth:`~tooltrap.envs.core.Benchmark.trap_note`. Returns the env's own
     messages (in chat-template form), the reset info and the final step info. Raises :class:`DemonstrationError` unless the episode
     meets the goal with no invalid call and nothing unauthorized."""
-    from tooltrap.envs.core import Toolset
-
     _, info = env.reset(seed=0, options={"task_id": task_id})
     base = env.unwrapped
     task = base.task  # type: ignore[attr-defined]
     toolset = base.executor.toolset  # type: ignore[attr-defined]
-    every_tool = Toolset(base.benchmark.backends)  # type: ignore[attr-defined]
+    every_tool = base.benchmark.full_toolset  # type: ignore[attr-defined]
     messages = hf_messages(info["messages"])
     seen = "\n".join(str(m.get("content", "")) for m in info["messages"])
     step_info: dict[str, Any] = {}
@@ -152,7 +150,8 @@ def demonstration(
         if done:
             break
         if call.name not in toolset:
-            if every_tool.specs.get(call.name) is not None and every_tool.specs[call.name].kind == "read":
+            spec = every_tool.specs.get(call.name)
+            if spec is not None and spec.kind == "read":
                 continue  # a look-up in a system this toolset does not have
             raise DemonstrationError(
                 f"{task_id}: gold calls {call.name}, which is not among the task's tools"

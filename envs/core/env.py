@@ -109,8 +109,17 @@ class Benchmark:
             and type(self).initial_state is Benchmark.initial_state
         )
 
+    @property
+    def full_toolset(self) -> Toolset:
+        """Every tool of the benchmark's backends (the toolset of a task that names no tools)."""
+        if None not in self._toolsets:
+            self._toolsets[None] = Toolset(self.backends)
+        return self._toolsets[None]
+
     def toolset(self, task: Task) -> Toolset:
-        key = tuple(task.tools) if task.tools is not None else None
+        if task.tools is None:
+            return self.full_toolset
+        key = tuple(task.tools)
         if key not in self._toolsets:
             self._toolsets[key] = Toolset(self.backends, include=key)
         return self._toolsets[key]

@@ -95,7 +95,6 @@ class SABenchVerdict:
     goal: bool
     terminal: str | None
     truncated: str | None
-    disposition: str | None = None
     writes: list[WriteRecord] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     n_invalid_calls: int = 0
@@ -383,7 +382,6 @@ class SABenchOracle:
             goal=goal_met(task.goal, context),
             terminal=trace.terminal,
             truncated=trace.truncated,
-            disposition=trace.disposition,
             writes=effective,
             violations=violations,
             n_invalid_calls=trace.n_errors,

@@ -182,14 +182,12 @@ def gaming_probes(gold: list[ToolCall], records: list[CallRecord]) -> list[Probe
     variant("second_notice", second)
 
     for kind in ("add_stranger", "remove_person"):
-        variant(
-            kind,
-            lambda c, r, kind=kind: (
-                [c, *[p for k, p in _list_probes(c, r) if k == kind][:1]]
-                if any(k == kind for k, _ in _list_probes(c, r))
-                else None
-            ),
-        )
+
+        def extra(call: ToolCall, record: CallRecord, kind: str = kind) -> list[ToolCall] | None:
+            found = next((p for k, p in _list_probes(call, record) if k == kind), None)
+            return [call, found] if found is not None else None
+
+        variant(kind, extra)
 
     def undo(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
         inverse = _undo(call, record) if record.writes else None

@@ -714,16 +714,10 @@ def listing_order(world: World, tool: str, refs: Sequence[str], **arguments: Any
                     else next(v for v in listed.values() if isinstance(v, list))
                 )
                 shown = [str(item.get("id")) for item in items]
-                order = sorted(
-                    refs,
-                    key=lambda ref: (
-                        shown.index(ref.partition("/")[2]) if ref.partition("/")[2] in shown else -1
-                    ),
-                )
                 missing = [ref for ref in refs if ref.partition("/")[2] not in shown]
                 if missing:
                     raise ValueError(f"{tool}({arguments}) does not list {missing}")
-                return order
+                return sorted(refs, key=lambda ref: shown.index(ref.partition("/")[2]))
     raise ValueError(f"unknown listing tool {tool!r}")
 
 

@@ -54,19 +54,11 @@ def complete_authorization(task: dict[str, Any]) -> dict[str, Any]:
     model = SABenchTask.model_validate(task)
     executor = Executor(benchmark(), model)
     calls = [executor.execute(c.name, c.arguments, step=0, index=i) for i, c in enumerate(model.gold)]
-    shapes = [
-        a.model_copy(update={"tools": None, "adds": {}, "removes": {}}) for a in model.authorized_writes
-    ]
-    matched: list[list[Any]] = [[] for _ in shapes]
+    matched: list[list[Any]] = [[] for _ in model.authorized_writes]
     for write in SABenchOracle.effective_writes(model, calls):
-        relaxed = write
-        if list_changes(write):  # list elements are what this derivation decides: compare without them
-            after = dict(write.after or {})
-            for name in list_changes(write):
-                after[name] = (write.before or {}).get(name)
-            relaxed = type(write)(write.index, write.record, write.before, after)
-        for i, shape in enumerate(shapes):
-            if covers(shape, relaxed) or covers(shape, write):
+        # the tools and list elements are what this derivation decides: match without them
+        for i, auth in enumerate(model.authorized_writes):
+            if covers(auth, write, exact=False):
                 matched[i].append(write)
                 break
     out = []
