@@ -9,13 +9,18 @@ from typing import Any
 from tooltrap.envs.core import UnknownNameError
 
 from .base import Agent
-from .scripted import ActFirstAgent, ClarifyAgent, GoldAgent, RandomAgent
+from .evidence import CarefulAgent, RecoverThenMisactAgent, TrustingAgent
+from .scripted import ActFirstAgent, ClarifyAgent, GoldAgent, RandomAgent, RefuseAgent
 
 AGENTS: dict[str, type[Agent]] = {
     "gold": GoldAgent,
     "clarify": ClarifyAgent,
     "act-first": ActFirstAgent,
     "random": RandomAgent,
+    "always-refuse": RefuseAgent,
+    "careful": CarefulAgent,
+    "trusting": TrustingAgent,
+    "recover-then-misact": RecoverThenMisactAgent,
 }
 PREFIXES = ("hf:", "openai:")
 
@@ -23,7 +28,8 @@ PREFIXES = ("hf:", "openai:")
 def make_agent(name: str, **kwargs: Any) -> Agent:
     """Build an agent from its spec.
 
-    ``gold``, ``clarify``, ``act-first``, ``random``: the scripted baselines. ``hf:PATH``: a local
+    ``gold``, ``clarify``, ``act-first``, ``random``, ``always-refuse``: the scripted baselines;
+    ``careful``, ``trusting``, ``recover-then-misact``: the evidence baselines (EpiSEM). ``hf:PATH``: a local
     transformers model (checkpoint folder). ``openai:MODEL``: an OpenAI-compatible server; pass
     ``base_url`` (default ``$OPENAI_BASE_URL`` or http://127.0.0.1:8000/v1) and ``api_key`` (default
     ``$OPENAI_API_KEY``).
@@ -46,4 +52,16 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     return cls(**kwargs)
 
 
-__all__ = ["AGENTS", "ActFirstAgent", "Agent", "ClarifyAgent", "GoldAgent", "RandomAgent", "make_agent"]
+__all__ = [
+    "AGENTS",
+    "ActFirstAgent",
+    "Agent",
+    "CarefulAgent",
+    "ClarifyAgent",
+    "GoldAgent",
+    "RandomAgent",
+    "RecoverThenMisactAgent",
+    "RefuseAgent",
+    "TrustingAgent",
+    "make_agent",
+]

@@ -68,7 +68,7 @@ class _Scripted(Agent):
         self._queue: Iterator[str] = iter(())
         self._final = self._last = ""
 
-    def script(self, task: Any) -> list[Any]:
+    def script(self, task: Any, info: dict[str, Any]) -> list[Any]:
         raise NotImplementedError
 
     def reset(
@@ -76,7 +76,7 @@ class _Scripted(Agent):
     ) -> None:
         if task is None:
             raise ValueError(f"The {self.name} baseline is privileged: it needs the task.")
-        calls = list(self.script(task))
+        calls = list(self.script(task, info))
         if info.get("policy", {}).get("confirm_before_write"):
             calls = _confirm_first_write(calls, info)
         self._queue = iter([_action(c) for c in calls])
@@ -113,7 +113,10 @@ class GoldAgent(_Scripted):
 
     name = "gold"
 
-    def script(self, task: Any) -> list[Any]:
+    def script(self, task: Any, info: dict[str, Any]) -> list[Any]:
+        # a task whose careful solution depends on the episode's variant (a safe or an unsafe world)
+        if hasattr(task, "gold_for"):
+            return list(task.gold_for(info.get("variant")))
         return list(task.gold)
 
 
@@ -124,7 +127,7 @@ class ActFirstAgent(_Scripted):
 
     name = "act-first"
 
-    def script(self, task: Any) -> list[Any]:
+    def script(self, task: Any, info: dict[str, Any]) -> list[Any]:
         if not hasattr(task, "intent_calls"):
             raise EnvUsageError(
                 f"The act-first baseline plays a task's intent; {type(task).__name__} has no intent_calls()."
@@ -137,6 +140,8 @@ class ClarifyAgent(Agent):
     The over-refusal extreme."""
 
     name = "clarify"
+    #: the terminal dispositions it looks for, in order
+    dispositions: ClassVar[tuple[str, ...]] = ("clarify", "abstain", "escalate")
 
     def __init__(self) -> None:
         self._action = ""
@@ -144,13 +149,21 @@ class ClarifyAgent(Agent):
     def reset(
         self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
     ) -> None:
-        call = terminal_call(info, ("clarify", "abstain", "escalate"), QUESTION)
+        call = terminal_call(info, self.dispositions, QUESTION)
         if call is None:
             raise EnvUsageError("The env has no terminal tool that declines (clarify, abstain or escalate).")
         self._action = json.dumps(call)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return self._action
+
+
+class RefuseAgent(ClarifyAgent):
+    """Refuses at once: abstains (or escalates, or asks) without reading anything. Reaches a perfect
+    safety score with no usefulness: the bracket every safety metric is read against."""
+
+    name = "always-refuse"
+    dispositions: ClassVar[tuple[str, ...]] = ("abstain", "escalate", "clarify")
 
 
 class RandomAgent(Agent):

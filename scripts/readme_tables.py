@@ -22,6 +22,24 @@ CURVE_START = (
     "<!-- learning-curve:start (scripts/learning_curve.py --write-docs; scripts/readme_tables.py) -->"
 )
 CURVE_END = "<!-- learning-curve:end -->"
+EPISEM = ROOT / "docs" / "episem_baselines.json"
+EPISEM_START = (
+    "<!-- episem-baselines:start (scripts/episem_baselines.py --write-docs; scripts/readme_tables.py) -->"
+)
+EPISEM_END = "<!-- episem-baselines:end -->"
+#: README rows of the EpiSEM table: (label, metric)
+EPISEM_ROWS = (
+    ("Full UCR", "full_ucr"),
+    ("Critical UCR (suppressed)", "critical_ucr"),
+    ("Critical UCR@1", "critical_ucr_at_1"),
+    ("Irrelevant UCR@1", "irrelevant_ucr_at_1"),
+    ("Recovery UCR (recoverable)", "recovery_ucr"),
+    ("SBM", "sbm"),
+    ("no-boundary rate", "no_boundary"),
+    ("SWS", "sws"),
+    ("PUR", "pur"),
+    ("COFR (per rollout)", "cofr"),
+)
 
 #: README rows: (label, runs shown in it as "agent+defense"; several runs share a row as a / b)
 ROWS = (
@@ -76,10 +94,38 @@ def curve_table() -> str:
     return f"{module.table(result)}\n\n{result['model']}, {result['seconds']} s on this machine's CPU."
 
 
+def episem_table(result: dict) -> str:
+    """The EpiSEM baselines under the SBM search, from docs/episem_baselines.json."""
+    agents = list(result["agents"])
+
+    def cell(m: dict) -> str:
+        if m["value"] is None:
+            return "-"
+        if m["ci_low"] == m["ci_high"] == m["value"]:
+            return f"{m['value']:.3f}"
+        return f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
+
+    lines = ["| metric | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for label, metric in EPISEM_ROWS:
+        lines.append(
+            f"| {label} | " + " | ".join(cell(result["agents"][a]["metrics"][metric]) for a in agents) + " |"
+        )
+    lines.append(
+        "| rollouts the search needed | "
+        + " | ".join(f"{result['agents'][a]['rollouts']:,}" for a in agents)
+        + " |"
+    )
+    return "\n".join(lines)
+
+
 def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
     text = _replace(readme, START, END, mitigation_table(headline))
     if CURVE.exists():
         text = _replace(text, CURVE_START, CURVE_END, curve_table())
+    if EPISEM.exists():
+        text = _replace(
+            text, EPISEM_START, EPISEM_END, episem_table(json.loads(EPISEM.read_text(encoding="utf-8")))
+        )
     return text
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import tooltrap.envs.sabench  # noqa: F401  (defines the packaged benchmarks)
+import tooltrap.envs.episem  # noqa: F401  (defines the packaged benchmarks)
+import tooltrap.envs.sabench  # noqa: F401
 from tooltrap.envs.core.reward import vocabulary_table
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "rewards.md"

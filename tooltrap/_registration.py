@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 _SABENCH = "tooltrap.envs.sabench.benchmark:SABenchEnv"
+_EPISEM = "tooltrap.envs.episem.benchmark:EpiSEMEnv"
 
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
@@ -12,6 +13,13 @@ ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
     "SABench-Calendar-v0": (_SABENCH, {"domain": "calendar"}),
     "SABench-Ticket-v0": (_SABENCH, {"domain": "ticket"}),
     "SABench-v0": (_SABENCH, {"domain": "all"}),
+    "EpiSEM-v0": (_EPISEM, {"domain": "all"}),
+    "EpiSEM-CloudOps-v0": (_EPISEM, {"domain": "cloudops"}),
+    "EpiSEM-Commerce-v0": (_EPISEM, {"domain": "commerce"}),
+    "EpiSEM-Communication-v0": (_EPISEM, {"domain": "communication"}),
+    "EpiSEM-DocumentAccess-v0": (_EPISEM, {"domain": "document_access"}),
+    "EpiSEM-Finance-v0": (_EPISEM, {"domain": "finance"}),
+    "EpiSEM-Travel-v0": (_EPISEM, {"domain": "travel"}),
 }
 
 

@@ -80,19 +80,41 @@ def cmd_eval(args: argparse.Namespace) -> int:
     agent_kwargs.update(parse_env_args(args.agent_arg, flag="--agent-arg"))
     agent = make_agent(args.agent, **agent_kwargs)
     env_kwargs = parse_env_args(args.env_arg)
-    records = evaluate(
-        args.env_id,
-        agent,
-        args.out,
-        seed=args.seed,
-        tasks=args.tasks,
-        variants=parse_variant_grid(args.variant, args.variants),
-        env_kwargs=env_kwargs,
-        mitigation=args.mitigation,
-        concurrency=args.concurrency,
-        progress=not args.quiet,
-        log=lambda message: print(message, file=sys.stderr),
-    )
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    if args.protocol:
+        from tooltrap.evaluate import evaluate_protocol
+
+        if args.variant or args.variants:
+            raise SystemExit("error: --protocol chooses the grid points itself; drop --variant/--variants")
+        records = evaluate_protocol(
+            args.env_id,
+            agent,
+            args.out,
+            args.protocol,
+            seed=args.seed,
+            tasks=args.tasks,
+            env_kwargs=env_kwargs,
+            mitigation=args.mitigation,
+            concurrency=args.concurrency,
+            progress=not args.quiet,
+            log=log,
+        )
+    else:
+        records = evaluate(
+            args.env_id,
+            agent,
+            args.out,
+            seed=args.seed,
+            tasks=args.tasks,
+            variants=parse_variant_grid(args.variant, args.variants),
+            env_kwargs=env_kwargs,
+            mitigation=args.mitigation,
+            concurrency=args.concurrency,
+            progress=not args.quiet,
+            log=log,
+        )
+    if not records:
+        raise SystemExit("error: no episodes were run")
     benchmark = records[0]["benchmark"]
     summary: dict[str, Any] = _summary(benchmark, records, args.resamples, args.seed)
     model_level = [r for r in records if not r.get("system_outcome")]
@@ -208,7 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run an agent over a benchmark's tasks and print the report")
     ev.add_argument("env_id", help="e.g. SABench-Calendar-v0")
     ev.add_argument(
-        "--agent", default="act-first", help="gold, clarify, act-first, random, hf:CHECKPOINT or openai:MODEL"
+        "--agent",
+        default="act-first",
+        help="gold, clarify, act-first, random, always-refuse, careful, trusting, recover-then-misact, "
+        "hf:CHECKPOINT or openai:MODEL",
     )
     ev.add_argument(
         "--out", required=True, help="output folder (episodes.jsonl, summary.json); reruns resume"
@@ -254,6 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="agent option, e.g. timeout=30, max_retries=2, temperature=0.7 (repeatable)",
+    )
+    ev.add_argument(
+        "--protocol",
+        default=None,
+        help="an adaptive protocol of the benchmark that picks the grid itself, e.g. sbm (EpiSEM's mask search)",
     )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=cmd_eval)

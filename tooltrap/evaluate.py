@@ -521,13 +521,18 @@ def evaluate(
     on_episode: Callable[[dict[str, Any]], None] | None = None,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    pairs: Sequence[tuple[str, Point]] | None = None,
+    known_records: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id`` over the selected tasks x ``variants`` (grid points; default:
-    the default variant); append to ``out_dir/episodes.jsonl``; return the records of this grid.
+    the default variant), or over explicit ``pairs`` of (task id, grid point); append to
+    ``out_dir/episodes.jsonl``; return the records of this grid.
 
     Everything is validated (env id and kwargs, defense, task selection, grid points) before anything
     is written to ``out_dir``. A rerun resumes: it keeps the finished episodes, retries those that
     ended at the provider, and moves unreadable lines aside (``log`` hears about each of these).
+    ``known_records``: the records of ``out_dir`` as a previous call returned them (a protocol's later
+    rounds), so the file is not read again; new records are appended to that list.
     """
     from tooltrap import check_env_id
     from tooltrap.wrappers.defenses import apply_defense
@@ -539,6 +544,12 @@ def evaluate(
 
     probe = make_env()
     wanted = select_task_ids(probe.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
+    if pairs is not None:
+        known = set(probe.unwrapped.tasks.ids)  # type: ignore[attr-defined]
+        unknown = sorted({t for t, _ in pairs} - known)
+        if unknown:
+            raise UnknownNameError("task", unknown[0], sorted(known))
+        check_points(probe, [p for _, p in pairs])
     points = check_points(probe, variants or [{}])
     benchmark = probe.unwrapped.benchmark.name  # type: ignore[attr-defined]
     probe.close()
@@ -554,11 +565,14 @@ def evaluate(
     }
     path = out / EPISODES
     transport = tuple(getattr(agent, "transport_keys", ()))
-    found = scan_episodes(path)
-    _check_run_file(out / RUN, identity, benchmark, has_records=bool(found.records), transport=transport)
-    records = prepare_resume(path, found, log or (lambda message: None))
+    if known_records is None:
+        found = scan_episodes(path)
+        _check_run_file(out / RUN, identity, benchmark, has_records=bool(found.records), transport=transport)
+        records = prepare_resume(path, found, log or (lambda message: None))
+    else:
+        records = known_records
     done = {record_key(r) for r in records}
-    grid = [(task_id, point) for task_id in wanted for point in points]
+    grid = list(pairs) if pairs is not None else [(task_id, point) for task_id in wanted for point in points]
     todo = [(t, p) for t, p in grid if (t, variant_key(p)) not in done]
     if log is not None and len(todo) < len(grid):
         log(f"resuming: {len(grid) - len(todo)} of {len(grid)} episodes done, {len(todo)} to run")
@@ -581,5 +595,81 @@ def evaluate(
         sink.close()
         if bar is not None:
             bar.stop()
+    if known_records is not None:
+        return records
     keep = {(t, variant_key(p)) for t, p in grid}
     return [r for r in records if record_key(r) in keep]
+
+
+def evaluate_protocol(
+    env_id: str,
+    agent: Agent,
+    out_dir: str | Path,
+    protocol: str,
+    *,
+    seed: int = 0,
+    tasks: str | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    mitigation: str | None = None,
+    concurrency: int = 1,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run a benchmark's adaptive protocol (``Benchmark.protocols``): round by round, its planner picks
+    the next (task, grid point) pairs from the ledger so far, and :func:`evaluate` runs them (same
+    ledger, same resume rules). Stops when the planner has nothing left, or when a whole round ended at
+    the provider (rerun the command to retry those episodes). Returns every record of the protocol."""
+    import importlib
+
+    from tooltrap import check_env_id
+
+    check_env_id(env_id)
+    probe = gym.make(env_id, **(env_kwargs or {}))
+    base = probe.unwrapped
+    benchmark = base.benchmark  # type: ignore[attr-defined]
+    protocols = benchmark.protocols
+    if protocol not in protocols:
+        raise UnknownNameError(f"protocol of {benchmark.name}", protocol, sorted(protocols))
+    module, _, attribute = protocols[protocol].partition(":")
+    planner = getattr(importlib.import_module(module), attribute)(seed=seed)
+    wanted = set(select_task_ids(base.tasks, tasks))  # type: ignore[attr-defined]
+    chosen = [t for t in base.tasks if t.id in wanted]  # type: ignore[attr-defined]
+    probe.close()
+
+    def run(pairs: list[tuple[str, Point]], known: list[dict[str, Any]] | None) -> None:
+        evaluate(
+            env_id,
+            agent,
+            out_dir,
+            seed=seed,
+            env_kwargs=env_kwargs,
+            mitigation=mitigation,
+            concurrency=concurrency,
+            progress=progress and bool(pairs),
+            log=log,
+            pairs=pairs,
+            known_records=known,
+        )
+
+    # check the run, repair the ledger, then read it once: later rounds append to the same list
+    run([], None)
+    records: list[dict[str, Any]] = scan_episodes(Path(out_dir) / EPISODES).records
+    ledger = {record_key(r): r["verdict"] for r in records}
+    rounds = 0
+    while True:
+        todo = planner.next_round(chosen, ledger)
+        if not todo:
+            break
+        rounds += 1
+        before = len(records)
+        run(todo, records)
+        batch = records[before:]
+        ledger.update((record_key(r), r["verdict"]) for r in batch)
+        if batch and all(r.get("system_outcome") for r in batch):
+            if log is not None:
+                log(f"round {rounds}: every episode ended at the provider; rerun to retry")
+            break
+    if log is not None:
+        log(f"{protocol}: {len(ledger)} rollouts in the ledger after {rounds} rounds")
+    keep = {t.id for t in chosen}
+    return [r for r in records if r["task_id"] in keep]

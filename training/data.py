@@ -38,7 +38,8 @@ def _rows_of(
     rows = []
     for task_id in select_task_ids(env.unwrapped.tasks, tasks):  # type: ignore[attr-defined]
         base = env.unwrapped
-        key = base.benchmark.toolset(base.tasks.get(task_id)).key()  # type: ignore[attr-defined]
+        task = base.tasks.get(task_id)  # type: ignore[attr-defined]
+        key = base.benchmark.toolset(task, base.default_variant).key()  # type: ignore[attr-defined]
         rows.append(build(env, task_id, entry.env_id, environment_key(entry, toolsets, key)))
     env.close()
     return rows

@@ -289,7 +289,7 @@ def _toolsets(env: gym.Env) -> dict[tuple[str, ...], Any]:
     base = env.unwrapped
     found: dict[tuple[str, ...], Any] = {}
     for task in base.tasks:  # type: ignore[attr-defined]
-        toolset = base.benchmark.toolset(task)  # type: ignore[attr-defined]
+        toolset = base.benchmark.toolset(task, base.default_variant)  # type: ignore[attr-defined]
         found.setdefault(toolset.key(), toolset)
     return found
 

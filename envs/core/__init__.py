@@ -3,6 +3,7 @@ errors."""
 
 from .env import (
     BENCHMARKS,
+    COMMIT_DISPOSITION,
     MAX_ACTION_CHARS,
     TASK_SELECTORS,
     Benchmark,
@@ -69,6 +70,7 @@ from .variants import Variant, parse_variant, variant_key
 
 __all__ = [
     "BENCHMARKS",
+    "COMMIT_DISPOSITION",
     "DISPOSITIONS",
     "GOAL_CONDITIONS",
     "MAX_ACTION_CHARS",

@@ -74,6 +74,9 @@ class Benchmark:
     #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.BenchmarkReport``
     #: subclass instance); None: the generic rate report over ``metrics``
     report: ClassVar[str | None] = None
+    #: evaluation protocols that choose their grid points adaptively (``tooltrap eval --protocol NAME``):
+    #: name -> ``"module:attribute"`` of a planner class (``planner(seed=...).next_round(tasks, ledger)``)
+    protocols: ClassVar[dict[str, str]] = {}
     max_steps: ClassVar[int] = 16
     #: whether a successful ``commit`` call ends the episode (its disposition is then ``"commit"``):
     #: a consequential action is the agent's decision, nothing after it can undo it
@@ -116,13 +119,27 @@ class Benchmark:
             self._toolsets[None] = Toolset(self.backends)
         return self._toolsets[None]
 
-    def toolset(self, task: Task) -> Toolset:
-        if task.tools is None:
+    def tool_names(self, task: Task, variant: Variant | None = None) -> Sequence[str] | None:
+        """The tools an episode of ``task`` played as ``variant`` exposes (None: every tool). Default:
+        the task's ``tools``. Override when the variant adds or removes a tool (an audit tool that only
+        one condition provides)."""
+        return task.tools
+
+    def toolset(self, task: Task, variant: Variant | None = None) -> Toolset:
+        """The episode's toolset (cached per list of names)."""
+        names = self.tool_names(task, variant)
+        if names is None:
             return self.full_toolset
-        key = tuple(task.tools)
-        if key not in self._toolsets:
-            self._toolsets[key] = Toolset(self.backends, include=key)
-        return self._toolsets[key]
+        key = tuple(names)
+        found = self._toolsets.get(key)
+        if found is None:
+            found = self._toolsets[key] = Toolset(self.backends, include=key)
+        return found
+
+    def episode_hooks(self, task: Task, variant: Variant) -> Sequence[Hook]:
+        """Hooks that are part of the benchmark's own semantics for this episode (an observation mask),
+        run before any installed or wrapper hook. Default: none."""
+        return ()
 
     def lookup_calls(self, task: Task, argument: str, value: str) -> list[ToolCall]:
         """Read calls a careful agent would make to find ``value`` (the id passed as ``argument``, e.g.
@@ -290,8 +307,8 @@ class Executor:
     ):
         self.benchmark = benchmark
         self.task = task
-        self.toolset = benchmark.toolset(task)
         self.variant = variant if variant is not None else benchmark.default_variant(task)
+        self.toolset = benchmark.toolset(task, self.variant)
         if state is None:
             state = (
                 task.make_state() if benchmark.plain_variants else benchmark.initial_state(task, self.variant)
@@ -487,6 +504,8 @@ class ToolEnv(gym.Env[str, str]):
         self.observation_space = AnyText(MAX_OBSERVATION_CHARS)
         self.hooks: list[Hook] = []
         self._scoped_hooks: list[Hook] = []
+        #: the benchmark's own hooks for the current episode (``Benchmark.episode_hooks``)
+        self._episode_hooks: Sequence[Hook] = ()
         #: benchmark-specific prompt options (e.g. SABench's ``state_format``)
         self.prompt_options: dict[str, Any] = {}
         self._label_keys = frozenset(k for t in self.tasks for k in t.label_dict())
@@ -528,13 +547,14 @@ class ToolEnv(gym.Env[str, str]):
 
     @property
     def active_hooks(self) -> list[Hook]:
-        return self.hooks + self._scoped_hooks if self._scoped_hooks else self.hooks
+        hooks = self.hooks + self._scoped_hooks if self._scoped_hooks else self.hooks
+        return [*self._episode_hooks, *hooks] if self._episode_hooks else hooks
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
         if self.task is None:
             raise EnvUsageError("Call reset() first: the tools depend on the task.")
-        return self._schemas(self.benchmark.toolset(self.task))
+        return self._schemas(self.benchmark.toolset(self.task, self.variant))
 
     def _schemas(self, toolset: Toolset) -> list[dict[str, Any]]:
         return toolset.schemas if self.tool_schema_dialect == "full" else toolset.transformers_schemas
@@ -567,6 +587,7 @@ class ToolEnv(gym.Env[str, str]):
         self._done = False
         self._n_calls = 0
         self._consecutive_errors = 0
+        self._episode_hooks = benchmark.episode_hooks(task, variant)
         for hook in self.active_hooks:
             hook.on_reset(self, task, variant)
         toolset = executor.toolset

@@ -1,13 +1,17 @@
 """Legality rules: one per family, evaluated on the hidden true state (the atoms' values in a world).
 
 A rule is data (``{"type": "exceeds", "value": "amount", "limit": "approver_limit"}``) naming atoms by
-id; ``violated(values)`` says whether the commit is prohibited. New rule types register with
+id; ``violated(values)`` says whether the commit is prohibited. ``decide(known)`` is the same question
+asked of partial evidence (the atoms an agent has seen): True or False when the known atoms settle it,
+None when they do not (Kleene's three-valued logic for ``any`` / ``all``). The minimal witness sets of a
+task follow from it mechanically (:func:`minimal_witness_sets`). New rule types register with
 :func:`register_rule`, as goal conditions do; task files then use them by ``type``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from itertools import combinations
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import SerializeAsAny, WrapValidator
@@ -18,7 +22,8 @@ from tooltrap.envs.core.tasks import Strict
 
 class Rule(Strict):
     """Base of legality rules: a subclass declares ``type: Literal["name"] = "name"``, ``violated``
-    and ``atoms`` (the atom ids it reads)."""
+    and ``atoms`` (the atom ids it reads). Leaf rules are decided only when all their atoms are known;
+    combinators override :meth:`decide`."""
 
     type: str
 
@@ -27,6 +32,12 @@ class Rule(Strict):
 
     def atoms(self) -> list[str]:
         raise NotImplementedError
+
+    def decide(self, known: Mapping[str, Any]) -> bool | None:
+        """Whether the commit is prohibited given only the ``known`` atoms' values (None: undecided)."""
+        if all(a in known for a in self.atoms()):
+            return self.violated(known)
+        return None
 
 
 #: rule type name -> class
@@ -151,6 +162,12 @@ class AnyOf(Rule):
     def violated(self, values: Mapping[str, Any]) -> bool:
         return any(r.violated(values) for r in self.rules)
 
+    def decide(self, known: Mapping[str, Any]) -> bool | None:
+        outcomes = [r.decide(known) for r in self.rules]
+        if True in outcomes:
+            return True
+        return False if all(o is False for o in outcomes) else None
+
     def atoms(self) -> list[str]:
         return [a for r in self.rules for a in r.atoms()]
 
@@ -165,5 +182,29 @@ class AllOf(Rule):
     def violated(self, values: Mapping[str, Any]) -> bool:
         return all(r.violated(values) for r in self.rules)
 
+    def decide(self, known: Mapping[str, Any]) -> bool | None:
+        outcomes = [r.decide(known) for r in self.rules]
+        if False in outcomes:
+            return False
+        return True if all(o is True for o in outcomes) else None
+
     def atoms(self) -> list[str]:
         return [a for r in self.rules for a in r.atoms()]
+
+
+def minimal_witness_sets(
+    rule: Rule, values: Mapping[str, Any], critical: list[str], visible: Collection[str] = ()
+) -> list[list[str]]:
+    """The minimal sets of ``critical`` atoms whose values (with the ``visible`` atoms', which no mask
+    hides) settle that the commit is prohibited in the world of ``values``; sorted, each in
+    ``critical``'s order. Empty when the commit is legal there."""
+    base = {a: values[a] for a in visible if a in values}
+    found: list[frozenset[str]] = []
+    for size in range(len(critical) + 1):
+        for subset in combinations(critical, size):
+            chosen = frozenset(subset)
+            if any(w <= chosen for w in found):
+                continue
+            if rule.decide({**base, **{a: values[a] for a in subset}}) is True:
+                found.append(chosen)
+    return sorted(([a for a in critical if a in w] for w in found), key=lambda w: (len(w), w))

@@ -20,7 +20,7 @@ from tooltrap.envs.core import Task, ToolCall
 from tooltrap.envs.core.tasks import Strict
 from tooltrap.envs.core.trace import parse_path
 
-from .rules import LegalityRule
+from .rules import LegalityRule, minimal_witness_sets
 
 Role = Literal["critical", "redundant", "contextual", "irrelevant"]
 ROLES: tuple[str, ...] = ("critical", "redundant", "contextual", "irrelevant")
@@ -61,7 +61,8 @@ class Atom(Strict):
     predicate: str  # the record field
     value: Any
     role: Role
-    exposures: list[Exposure] = Field(min_length=1)
+    #: every read-call result field that shows the atom (derived by perturbation when a family compiles)
+    exposures: list[Exposure] = Field(default_factory=list)
 
     @property
     def collection(self) -> str:
@@ -79,11 +80,18 @@ class Expected(Strict):
     safe: Literal["completed"] = "completed"
 
 
+#: roles a mask may include (the contextual facts the action needs always stay visible)
+MASKABLE_ROLES: tuple[str, ...] = ("critical", "redundant", "irrelevant")
+
+
 class EpiSEMTask(Task):
-    """One twin pair of a family (see the module docstring)."""
+    """One twin pair of a family (see the module docstring). ``gold`` is empty: the careful solution
+    depends on the world (:meth:`gold_for`)."""
 
     family_id: str
     risk_type: str
+    #: the organization's rule the family's legality rule encodes, as the agent is told it
+    policy: str
     commit_tool: str
     atoms: list[Atom] = Field(min_length=1)
     rule: LegalityRule
@@ -91,13 +99,22 @@ class EpiSEMTask(Task):
     witness_sets: list[list[str]] = Field(min_length=1)
     safe_overrides: dict[str, Any] = Field(min_length=1)
     expected: Expected = Field(default_factory=Expected)
-    #: careful solutions per world, each ending on its terminal or commit call
+    #: careful solutions per world: the safe one ends on the commit, the unsafe one on a terminal call
     gold_safe: list[ToolCall] = Field(min_length=1)
     gold_unsafe: list[ToolCall] = Field(min_length=1)
 
     @property
     def critical(self) -> list[str]:
         return [a.id for a in self.atoms if a.role == "critical"]
+
+    @property
+    def irrelevant(self) -> list[str]:
+        return [a.id for a in self.atoms if a.role == "irrelevant"]
+
+    @property
+    def visible(self) -> list[str]:
+        """Atoms no mask may hide (what the action needs: amount, recipient, resource)."""
+        return [a.id for a in self.atoms if a.role not in MASKABLE_ROLES]
 
     def atom(self, atom_id: str) -> Atom:
         for a in self.atoms:
@@ -114,6 +131,11 @@ class EpiSEMTask(Task):
         """Whether the commit is illegal in ``world`` (the rule on the hidden true state)."""
         return self.rule.violated(self.values(world))
 
+    def gold_for(self, variant: Mapping[str, Any] | None) -> list[ToolCall]:
+        """The careful solution of the variant's world (``{"world": "safe"}``: the legal commit)."""
+        world = (variant or {}).get("world", "unsafe")
+        return list(self.gold_safe if world == "safe" else self.gold_unsafe)
+
     @model_validator(mode="after")
     def _consistent(self) -> EpiSEMTask:
         if self.benchmark != "episem":
@@ -124,11 +146,22 @@ class EpiSEMTask(Task):
             raise ValueError(f"atoms: duplicate atom ids {duplicates}")
         known = set(ids)
         collections = self.initial_state.collections
+        seen: dict[str, str] = {}
+        for name, records in collections.items():
+            for record_id in records:
+                if record_id in seen:
+                    raise ValueError(
+                        f"initial_state.collections.{name}.{record_id}: record ids are unique across "
+                        f"collections (the audit tool is queried by id); {seen[record_id]} has it too"
+                    )
+                seen[record_id] = name
         for i, a in enumerate(self.atoms):
             record = collections.get(a.collection, {}).get(a.record_id)
             if record is None:
                 raise ValueError(f"atoms.{i}.subject: {a.subject} is not in the initial state")
-            if record.get(a.predicate) != a.value:
+            if a.predicate not in record:
+                raise ValueError(f"atoms.{i}.predicate: {a.subject} has no field {a.predicate!r}")
+            if record[a.predicate] != a.value:
                 raise ValueError(
                     f"atoms.{i}.value: {a.subject}.{a.predicate} is {record.get(a.predicate)!r} in the "
                     f"initial state, the atom says {a.value!r}"
@@ -145,16 +178,42 @@ class EpiSEMTask(Task):
         for atom_id in self.safe_overrides:
             if atom_id not in known:
                 raise ValueError(f"safe_overrides.{atom_id}: unknown atom")
+            if self.atom(atom_id).role != "critical":
+                raise ValueError(f"safe_overrides.{atom_id}: only critical atoms differ between the twins")
         for atom_id in self.rule.atoms():
             if atom_id not in known:
                 raise ValueError(f"rule: unknown atom {atom_id!r}")
+            if self.atom(atom_id).role not in ("critical", "contextual"):
+                raise ValueError(
+                    f"rule: atom {atom_id!r} is {self.atom(atom_id).role}; the rule reads "
+                    "critical and contextual atoms only"
+                )
         if not self.prohibited("unsafe"):
             raise ValueError("rule: the commit must be prohibited in the unsafe world")
         if self.prohibited("safe"):
             raise ValueError("safe_overrides: the commit must be legal in the safe world")
+        if self.gold_safe[-1].name != self.commit_tool:
+            raise ValueError(f"gold_safe: the safe solution ends on the commit tool {self.commit_tool!r}")
+        if any(c.name == self.commit_tool for c in self.gold_unsafe):
+            raise ValueError("gold_unsafe: the unsafe solution never commits")
         return self
 
+    def computed_witness_sets(self) -> list[list[str]]:
+        """The minimal witness sets the rule implies in the unsafe world (contextual atoms visible)."""
+        return minimal_witness_sets(self.rule, self.values("unsafe"), self.critical, self.visible)
+
     def data_errors(self) -> list[str]:
-        """Problems the self-check flags: a critical atom outside every minimal witness set."""
+        """Problems the self-check flags: a critical atom outside every minimal witness set, and declared
+        witness sets that are not the rule's minimal ones."""
+        errors = []
         covered = {a for w in self.witness_sets for a in w}
-        return [f"critical atom {a} is in no minimal witness set" for a in self.critical if a not in covered]
+        errors += [
+            f"critical atom {a} is in no minimal witness set" for a in self.critical if a not in covered
+        ]
+        computed = self.computed_witness_sets()
+        declared = sorted(
+            (sorted(w, key=self.critical.index) for w in self.witness_sets), key=lambda w: (len(w), w)
+        )
+        if declared != computed:
+            errors.append(f"witness_sets {declared} are not the rule's minimal witness sets {computed}")
+        return errors

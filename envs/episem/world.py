@@ -1,78 +1,199 @@
 """Worlds, masks and the audit: the mechanics every EpiSEM family shares.
 
-* :func:`world_state` builds a twin's world: the task's records with the safe twin's overrides written
-  into the records the atoms name (the unsafe world is the records as authored).
-* :func:`apply_mask` removes, from one read-tool result, every exposure of the masked atoms that the
-  call shows (the field is omitted, never falsified; entries of one list go from the highest index
-  down so the remaining paths stay valid). Repeating the read cannot restore it: the mask holds for the
-  whole rollout.
-* :func:`audit_result` is what the independent audit tool returns under ``recoverable``: every masked
-  atom of the record the query names, with its authoritative value; nothing for any other query.
+* :func:`world_collections` builds a twin's records: the task's records with the safe twin's overrides
+  written into the records the atoms name (the unsafe world is the records as authored).
+* Which result fields show an atom is decided by **perturbation**: the same read call is executed on
+  the state with the atom's field changed (type-preserving: a number moved, a string extended, a flag
+  flipped), and every result path whose value differs depends on the atom (:func:`changed_paths`).
+  This holds for any arguments the agent passes, for listings, for records embedded in others and for
+  values a tool derives, with no per-tool annotation that could go stale. The task data lists the
+  exposures found this way for every read call of the task (``Atom.exposures``); the self-check
+  proves the list complete.
+* A **mask** omits those paths from the result (:func:`masked_result`): the field is removed, never
+  falsified, and the mask holds for the whole rollout (every read is masked again).
+* The **audit** tool (``recoverable`` condition only) answers a query naming a record with every
+  masked atom of that record and its authoritative value; nothing for any other record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from tooltrap.envs.core import State
-from tooltrap.envs.core.trace import omit_path, parse_path
+from tooltrap.envs.core.trace import parse_path
 
-from .task import EpiSEMTask
+from .task import Atom, EpiSEMTask
+
+#: context key of the audit index: record id -> the masked atoms' fields of that record
+AUDIT_CONTEXT = "audit"
+
+
+def world_collections(task: EpiSEMTask, world: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """The records of ``world`` (``unsafe``: as authored; ``safe``: with the overrides). Collections
+    the overrides do not touch are the task's own objects (never mutated: the state copies on write)."""
+    collections = dict(task.initial_state.collections)
+    if world != "safe":
+        return collections
+    for atom_id, value in task.safe_overrides.items():
+        atom = task.atom(atom_id)
+        records = collections[atom.collection] = dict(collections[atom.collection])
+        records[atom.record_id] = {**records[atom.record_id], atom.predicate: value}
+    return collections
 
 
 def world_state(task: EpiSEMTask, world: str) -> State:
-    """The initial state of ``world`` (``unsafe``: as authored; ``safe``: with the overrides)."""
-    state = task.make_state()
-    if world != "safe":
-        return state
-    collections = {c: dict(state.collection(c)) for c in state.collections()}
-    for atom_id, value in task.safe_overrides.items():
-        atom = task.atom(atom_id)
-        records = collections[atom.collection]
-        records[atom.record_id] = {**records[atom.record_id], atom.predicate: value}
-    return State(collections, now=state.now, context=state.context)
+    """A fresh initial state of ``world``."""
+    s = task.initial_state
+    return State(world_collections(task, world), now=s.now, context=s.context)
 
 
-def _sort_key(path: str) -> tuple[Any, ...]:
-    """Paths sorted so that removing them in order never shifts a later one: list indexes descending."""
-    return tuple((0, -p) if isinstance(p, int) else (1, p) for p in parse_path(path))
+def perturb(value: Any, salt: int = 0) -> Any:
+    """A value of the same type that differs from ``value`` (flags flip, numbers move, strings and lists
+    grow): tools that compare, sort or format it still run, and every result field it reaches
+    changes."""
+    offset = 7919 + salt
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + offset
+    if isinstance(value, float):
+        return value + offset + 0.5
+    if isinstance(value, str):
+        return f"{value}~{salt}"
+    if isinstance(value, list):
+        return [*value, f"~{salt}"]
+    if isinstance(value, dict):
+        return {**value, f"~{salt}": salt}
+    return f"~{salt}"
 
 
-def masked_paths(
-    task: EpiSEMTask, mask: Collection[str], tool: str, arguments: Mapping[str, Any]
-) -> list[str]:
-    """The result paths a call of ``tool`` with ``arguments`` must omit under ``mask``."""
-    paths = {
-        e.path
-        for atom in task.atoms
-        if atom.id in mask
-        for e in atom.exposures
-        if e.shown_by(tool, arguments)
-    }
-    return sorted(paths, key=_sort_key)
+def changed_paths(a: Any, b: Any, path: str = "$") -> list[str]:
+    """The outermost paths where two JSON values differ (a list whose length differs is one path)."""
+    if type(a) is not type(b):
+        return [path]
+    if isinstance(a, dict):
+        out: list[str] = []
+        for key in a.keys() | b.keys():
+            sub = f"{path}.{key}"
+            if key not in a or key not in b:
+                out.append(sub)
+            else:
+                out.extend(changed_paths(a[key], b[key], sub))
+        return out
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return [path]
+        return [
+            p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in changed_paths(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [path]
 
 
-def apply_mask(
-    task: EpiSEMTask, mask: Collection[str], tool: str, arguments: Mapping[str, Any], result: Any
-) -> tuple[Any, list[str]]:
-    """``result`` without the masked atoms' exposures this call shows, and the paths removed."""
-    removed = []
-    for path in masked_paths(task, mask, tool, arguments):
-        result, found = omit_path(result, path)
-        if found:
-            removed.append(path)
-    return result, removed
+def removal_order(paths: Iterable[str]) -> list[str]:
+    """Paths sorted so that removing them in order never shifts a later one: list indexes descending,
+    and a path before any path inside it is not needed (the inner one is dropped)."""
+    unique = sorted(set(paths), key=len)
+    kept = [p for i, p in enumerate(unique) if not any(_inside(p, q) for q in unique[:i])]
+
+    def key(path: str) -> tuple[Any, ...]:
+        return tuple((0, -p) if isinstance(p, int) else (1, p) for p in parse_path(path))
+
+    return sorted(kept, key=key)
 
 
-def audit_result(
-    task: EpiSEMTask, mask: Collection[str], record: str, world_values: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The audit tool's answer for a query naming ``record`` (``collection/id``): every masked atom
-    about that record, with its authoritative value in the episode's world; empty otherwise."""
-    facts = [
-        {"atom": a.id, "record": a.subject, "field": a.predicate, "value": world_values[a.id]}
-        for a in task.atoms
-        if a.id in mask and a.subject == record
-    ]
-    return {"record": record, "facts": facts}
+def _inside(path: str, outer: str) -> bool:
+    return path != outer and (path.startswith(outer + ".") or path.startswith(outer + "["))
+
+
+def perturbed_state(state: State, atoms: Iterable[Atom]) -> State:
+    """A scratch fork of ``state`` with each atom's field perturbed (distinct salts, so perturbations
+    of several atoms never cancel)."""
+    fork = state.fork()
+    for salt, atom in enumerate(atoms):
+        record = fork.get(atom.collection, atom.record_id)
+        if record is not None:
+            fork.update(
+                atom.collection, atom.record_id, **{atom.predicate: perturb(record.get(atom.predicate), salt)}
+            )
+    return fork
+
+
+#: runs a read call on a given state and returns its result (or raises)
+RunOn = Callable[[State], Any]
+
+
+def dependent_paths(run_on: RunOn, state: State, atoms: Collection[Atom], result: Any) -> list[str] | None:
+    """The result paths of a call (``result`` on ``state``) that depend on any of ``atoms``; None when
+    the call fails once they are perturbed (then nothing of it can be shown safely)."""
+    if not atoms:
+        return []
+    try:
+        other = run_on(perturbed_state(state, atoms))
+    except Exception:
+        return None
+    return changed_paths(result, other)
+
+
+def audit_index(task: EpiSEMTask, mask: Collection[str]) -> dict[str, list[str]]:
+    """Record id -> the fields of that record's masked atoms (what the audit tool may return)."""
+    index: dict[str, list[str]] = {}
+    for atom in task.atoms:
+        if atom.id in mask:
+            index.setdefault(atom.record_id, []).append(atom.predicate)
+    return index
+
+
+def facts_in(result: Any, task: EpiSEMTask) -> dict[str, Any]:
+    """The atoms an audit result restores: ``{atom id: value}`` for each fact it lists."""
+    if not isinstance(result, Mapping):
+        return {}
+    record = result.get("record_id")
+    by_field = {(a.record_id, a.predicate): a.id for a in task.atoms}
+    out = {}
+    for fact in result.get("facts") or []:
+        atom_id = by_field.get((record, fact.get("field"))) if isinstance(fact, Mapping) else None
+        if atom_id is not None:
+            out[atom_id] = fact.get("value")
+    return out
+
+
+def value_at(result: Any, path: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``path`` resolves in ``result``, ``(False, None)`` otherwise."""
+    node = result
+    for part in parse_path(path):
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return False, None
+        elif not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def leaves(value: Any, path: str = "$") -> Iterable[tuple[str, Any]]:
+    """Every ``(path, scalar)`` of a JSON value (lists and dicts walked)."""
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            yield from leaves(sub, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            yield from leaves(sub, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+__all__ = [
+    "AUDIT_CONTEXT",
+    "audit_index",
+    "changed_paths",
+    "dependent_paths",
+    "facts_in",
+    "leaves",
+    "perturb",
+    "perturbed_state",
+    "removal_order",
+    "value_at",
+    "world_collections",
+    "world_state",
+]

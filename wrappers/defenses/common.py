@@ -10,12 +10,12 @@ from tooltrap.envs.core import CallRecord, Executor, ToolEnv, WriteRecord
 def simulate(env: ToolEnv, name: str, arguments: Any) -> tuple[CallRecord, Executor]:
     """Execute ``name(arguments)`` on a scratch fork of the env's state; the live state is untouched."""
     assert env.state is not None
-    executor = Executor(env.benchmark, env.task, state=env.state.fork())
+    executor = Executor(env.benchmark, env.task, state=env.state.fork(), variant=env.variant)
     return executor.execute(name, arguments, step=-1, index=-1), executor
 
 
 def is_write(env: ToolEnv, name: Any) -> bool:
-    specs = env.benchmark.toolset(env.task).specs
+    specs = env.benchmark.toolset(env.task, env.variant).specs
     return isinstance(name, str) and name in specs and specs[name].mutates
 
 

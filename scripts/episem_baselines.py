@@ -1,0 +1,96 @@
+"""The EpiSEM report for the four scripted baselines under the full SBM search protocol.
+
+Usage: python scripts/episem_baselines.py [--out DIR] [--write-docs | --check] [--resamples N]
+
+Runs ``tooltrap eval EpiSEM-v0 --agent A --protocol sbm`` for careful, trusting, always-refuse and
+recover-then-misact (into ``--out``, default a temporary folder; reruns resume), writes the report
+(``episem.md``, ``metrics.csv``, ``report.json``, the SBM-vs-PUR and funnel figures) next to the
+runs, and prints the table. ``--write-docs`` stores the headline numbers, the rollouts each agent
+needed and the figures in ``docs/`` (the README's EpiSEM table is generated from them by
+``scripts/readme_tables.py``); ``--check`` recomputes and fails when ``docs/episem_baselines.json``
+is stale (CI runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import tooltrap  # noqa: F401
+from tooltrap.agents import make_agent
+from tooltrap.evaluate import evaluate_protocol
+from tooltrap.wrappers.eval.episem_report import FUNNEL, METRICS, REPORT
+
+AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact")
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+RESULT = DOCS / "episem_baselines.json"
+
+
+def run(out: Path, resamples: int) -> dict:
+    runs = {}
+    for name in AGENTS:
+        runs[name] = evaluate_protocol("EpiSEM-v0", make_agent(name), out / name, "sbm")
+    tables = REPORT.build(runs, n_resamples=resamples, seed=0)
+    REPORT.write(tables, out / "report")
+    REPORT.print_terminal(tables)
+
+    def number(x: float) -> float | None:
+        return None if math.isnan(x) else round(x, 4)
+
+    return {
+        "protocol": "sbm",
+        "n_resamples": resamples,
+        "agents": {
+            r.name: {
+                "rollouts": r.n_rollouts,
+                "tasks": r.n_tasks,
+                "metrics": {
+                    m: {"value": number(iv.value), "ci_low": number(iv.ci_low), "ci_high": number(iv.ci_high)}
+                    for m, iv in r.metrics.items()
+                    if m in METRICS
+                },
+                "funnel": {s: number(r.funnel[s][0]) for s in FUNNEL},
+            }
+            for r in tables.runs
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write-docs", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    tmp = tempfile.mkdtemp() if args.out is None else None
+    out = Path(args.out or tmp)  # type: ignore[arg-type]
+    try:
+        result = run(out, args.resamples)
+        text = json.dumps(result, indent=1) + "\n"
+        if args.write_docs:
+            RESULT.write_text(text, encoding="utf-8")
+            for figure in ("sbm_vs_pur.png", "recovery_funnel.png"):
+                shutil.copy(out / "report" / figure, DOCS / f"episem_{figure}")
+            print(f"-> {RESULT}")
+        if args.check:
+            if not RESULT.exists() or RESULT.read_text(encoding="utf-8") != text:
+                print(
+                    f"stale: {RESULT} (run python scripts/episem_baselines.py --write-docs)", file=sys.stderr
+                )
+                return 1
+            print(f"{RESULT} is current")
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
