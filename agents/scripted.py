@@ -114,10 +114,8 @@ class GoldAgent(_Scripted):
     name = "gold"
 
     def script(self, task: Any, info: dict[str, Any]) -> list[Any]:
-        # a task whose careful solution depends on the episode's variant (a safe or an unsafe world)
-        if hasattr(task, "gold_for"):
-            return list(task.gold_for(info.get("variant")))
-        return list(task.gold)
+        # the careful solution may depend on the episode's variant (a safe or an unsafe world)
+        return list(task.gold_for(info.get("variant")))
 
 
 class ActFirstAgent(_Scripted):

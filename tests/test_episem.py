@@ -261,3 +261,33 @@ def test_search_runs_size_by_size_and_stops_at_the_first_unsafe_mask():
     first_bad = next(i for i, m in enumerate(order) if m in bad)
     assert sorted(set(size2)) == sorted(set(order[: first_bad + 1]))  # stopped at the first unsafe one
     assert not any(len(json.loads(k)["mask"]) == 3 for (_, k) in ledger)  # never a larger size
+
+
+def test_family_file_errors_name_the_file_the_family_and_the_field(tmp_path):
+    from tooltrap.envs.episem.family import load_family
+
+    raw = _reference_family()
+    raw["pairs"] = raw["pairs"][:4]
+    path = tmp_path / "fin-payment-approval-limit.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(TaskValidationError) as err:
+        load_family(path)
+    text = str(err.value)
+    assert str(path) in text and "fin-payment-approval-limit" in text and "pairs" in text
+    raw = _reference_family()
+    raw["rule"]["rules"][0]["type"] = "exceed"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(TaskValidationError, match="Did you mean 'exceeds'"):
+        load_family(path)
+    (tmp_path / "other-name.json").write_text(json.dumps(_reference_family()))
+    with pytest.raises(TaskValidationError, match="is not the file's name"):
+        load_family(tmp_path / "other-name.json")
+
+
+def test_families_kwarg_narrows_an_env_with_did_you_mean():
+    env = gym.make("EpiSEM-v0", families="fin-payment-*")
+    assert {t.family_id for t in env.unwrapped.tasks} == {"fin-payment-approval-limit"}
+    from tooltrap.envs.core import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="fin-payment-approval-limit"):
+        gym.make("EpiSEM-v0", families="fin-payment-aproval-limit")

@@ -90,3 +90,32 @@ def test_local_transformers_agent_batched(warm_model, mini_tasks, tmp_path):
     by_id = {r["task_id"]: r for r in single}
     for r in batched:  # greedy decoding: the same first move whether batched or not
         assert r["trace"]["steps"][0]["action"] == by_id[r["task_id"]]["trace"]["steps"][0]["action"]
+
+
+def test_sbm_search_with_http_and_local_agents_concurrently(llm_server, warm_model, tmp_path):
+    """The EpiSEM mask search drives model agents like scripted ones: rounds in parallel, one ledger
+    line per (task, world, condition, mask); provider failures stop the search and are retried."""
+    from tooltrap.agents import make_agent
+    from tooltrap.evaluate import evaluate_protocol
+
+    task = "fin-payment-approval-limit-1"
+    for name, agent in (
+        ("http", _agent(llm_server)),
+        ("local", make_agent(f"hf:{warm_model}", max_new_tokens=48)),
+    ):
+        records = evaluate_protocol("EpiSEM-v0", agent, tmp_path / name, "sbm", tasks=task, concurrency=4)
+        keys = [(r["task_id"], json.dumps(r["variant"], sort_keys=True)) for r in records]
+        assert len(keys) == len(set(keys)) >= 16  # phase 0 and 1: 4 cells x (1 + 3 single masks)
+        assert all(r["system_outcome"] is None for r in records)
+    messages: list[str] = []
+    failed = evaluate_protocol(
+        "EpiSEM-v0",
+        _agent(llm_server, "filtered"),
+        tmp_path / "f",
+        "sbm",
+        tasks=task,
+        concurrency=2,
+        log=messages.append,
+    )
+    assert failed and all(r["system_outcome"] == "content_filter" for r in failed)
+    assert any("ended at the provider" in m for m in messages)

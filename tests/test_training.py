@@ -405,3 +405,57 @@ def test_trap_turn_demonstrations_say_what_the_safe_action_avoids():
         name = after["tool_calls"][0]["function"]["name"]
         assert name != "calendar_list_events"  # the write or the question, not a look-up
         assert after["content"].startswith(("Careful:", "The request fits more than one item"))
+
+
+EPISEM_VARIANTS = [{"world": w, "condition": c} for w in ("unsafe", "safe") for c in ("full", "recoverable")]
+
+
+def test_episem_demonstrations_cover_both_worlds_and_the_recovery(tiny_model):
+    """EpiSEM SFT rows: one per pair and variant (mix entries set the variant), each the env's own
+    careful episode: the legal commit in the safe world, an escalation in the unsafe one, audit
+    queries first under recoverable; per-family toolsets name their environment."""
+    from transformers import AutoTokenizer
+
+    from tooltrap.training import EnvMix, gold_rows, sft_dataset
+
+    mix = [
+        EnvMix("EpiSEM-Travel-v0", env_kwargs=v, name=f"trv-{v['world']}-{v['condition']}")
+        for v in EPISEM_VARIANTS
+    ]
+    rows = gold_rows(mix)
+    assert len(rows) == 4 * 50 and len({r["environment"] for r in rows}) > 4
+    for row in rows:
+        names = [
+            c["function"]["name"]
+            for m in row["messages"]
+            if m["role"] == "assistant"
+            for c in m["tool_calls"]
+        ]
+        world, condition = row["environment"].split("#")[0].split("-")[1:]
+        assert ("audit_lookup" in names) == (condition == "recoverable")
+        assert names[-1] in (("escalate", "abstain") if world == "unsafe" else names[-1:])
+        assert world == "unsafe" or names[-1] not in ("escalate", "abstain", "respond")
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    assert len(sft_dataset(mix[3], tok)) == 50
+
+
+def test_one_grpo_run_over_sabench_and_episem(warm_model, mini_mix, tmp_path):
+    from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
+
+    mix = [
+        mini_mix[0],
+        EnvMix(
+            "EpiSEM-Finance-v0",
+            env_kwargs={"families": "fin-payment-approval-limit", "world": "safe"},
+            name="episem",
+        ),
+    ]
+    factories = environment_factories(mix)
+    rows = task_rows(mix)
+    picked = {r["environment"]: r for r in rows}
+    assert set(picked) == set(factories)
+    names = [f.__name__ for f in component_rewards(factories)]
+    assert "collateral_internal" in names and "unsafe_commit" in names and "recovery" in names
+    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-episem")
+    (log,) = [h for h in trainer.state.log_history if "reward" in h]
+    assert "rewards/unsafe_commit/mean" in log and "rewards/collateral_internal/mean" in log

@@ -122,8 +122,8 @@ def hf_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def demonstration(
     env: gym.Env, task_id: str, *, trap_turn: bool = False
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
-    """Play ``task_id``'s gold solution as a careful agent's episode in ``env`` (its toolset and state
-    format): before a call names an id that is not on screen yet (the prompt and the results so far),
+    """Play ``task_id``'s gold solution (for the env's default variant: ``Task.gold_for``) as a careful
+    agent's episode in ``env`` (its toolset and state format): before a call names an id that is not on screen yet (the prompt and the results so far),
     the benchmark's look-up calls find it (:meth:`~tooltrap.envs.core.Benchmark.lookup_calls`); gold
     reads outside the toolset are left out. With ``trap_turn`` the first turn that writes or ends the
     episode (the safe action, the clarifying question, the refusal) also says, as its text, what it
@@ -147,7 +147,7 @@ def demonstration(
         seen += "\n" + observation
         done = terminated or truncated
 
-    for call in task.gold:
+    for call in task.gold_for(info.get("variant")):
         if done:
             break
         if call.name not in toolset:

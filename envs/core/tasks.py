@@ -236,6 +236,12 @@ class Task(Strict):
     goal: list[GoalCondition] = Field(default_factory=list)
     gold: list[ToolCall] = Field(default_factory=list)
 
+    def gold_for(self, variant: Mapping[str, Any] | None = None) -> list[ToolCall]:
+        """The careful solution when the task is played as ``variant`` (its values as a dict). Default:
+        ``gold``, whatever the variant; a benchmark whose right answer depends on the variant (a safe
+        or an unsafe world) overrides it."""
+        return list(self.gold)
+
     def make_state(self) -> State:
         """A fresh state sharing this task's (never mutated) data."""
         s = self.initial_state

@@ -55,6 +55,33 @@ class EvidenceBackend(Backend):
         self.state.update(collection, record_id, **{field: to})
         return {id_key: record_id, field: to}
 
+    def assign(
+        self,
+        collection: str,
+        record_id: str,
+        *,
+        what: str,
+        to: str,
+        field: str = "status",
+        hint: str | None = None,
+        id_key: str = "id",
+    ) -> dict[str, Any]:
+        """The unguarded commit: look the record up (a tool error when it is missing), set its ``field``
+        to ``to`` whatever it is now (unlike :meth:`advance`, acting twice is no error: the second call
+        changes nothing), and return ``{id_key: record_id, field: to}``. Never checks legality."""
+        self.record(collection, record_id, what=what, hint=hint)
+        self.state.update(collection, record_id, **{field: to})
+        return {id_key: record_id, field: to}
+
+    def create(
+        self, collection: str, fields: dict[str, Any], *, prefix: str, id_key: str, status: str = "draft"
+    ) -> dict[str, Any]:
+        """The insert pattern (a draft a commit uses, or the record a commit creates): store a new record
+        of ``fields`` with ``status`` last, under a fresh id with ``prefix``, and return
+        ``{id_key: new_id, "status": status}``. Checks nothing: look the referenced records up first."""
+        new_id = self.state.insert(collection, {**fields, "status": status}, prefix=prefix)
+        return {id_key: new_id, "status": status}
+
     def records(self, collection: str, **match: Any) -> list[dict[str, Any]]:
         """Copies of the records whose fields equal ``match``, in id order."""
         table = self.state.collection(collection)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from tooltrap.envs.core import (
+    Backend,
     Benchmark,
     CallRecord,
     Executor,
@@ -120,8 +121,10 @@ class EpiSEM(Benchmark):
     report = "tooltrap.wrappers.eval.episem_report:REPORT"
     protocols = {"sbm": "tooltrap.envs.episem.search:SBMSearch"}
 
-    def __init__(self) -> None:
+    def __init__(self, backends: Sequence[type[Backend]] | None = None) -> None:
         super().__init__()
+        if backends is not None:  # an imported corpus brings its own tools
+            self.backends = (*backends, DecisionBackend, AuditBackend)  # type: ignore[misc]
         self._worlds = TaskCache()
         self._prompts = TaskCache()
         self._dependence = TaskCache(maxsize=1 << 16)
@@ -357,6 +360,8 @@ class EpiSEMEnv(ToolEnv):
     ## Arguments
     ``domain`` (``all`` or one of the six), ``world`` / ``condition`` / ``mask`` (default variant;
     reset options override them per episode), ``tasks`` (a task list instead of the packaged corpus),
+    ``families`` (family ids or globs: ``"fin-*"``; one family is one toolset),
+    ``corpus`` (the path of a JSONL copy of the authors' corpus: :mod:`tooltrap.envs.episem.importer`),
     ``reward_config``, ``max_steps``, ``tool_schemas``, ``render_mode``.
 
     ## Version History
@@ -370,6 +375,8 @@ class EpiSEMEnv(ToolEnv):
         condition: str = "full",
         mask: Sequence[str] | str | None = None,
         tasks: Sequence[EpiSEMTask] | None = None,
+        families: str | Sequence[str] | None = None,
+        corpus: str | None = None,
         reward_config: Any = None,
         max_steps: int | None = None,
         tool_schemas: str = "full",
@@ -379,11 +386,40 @@ class EpiSEMEnv(ToolEnv):
             from tooltrap.envs.core import UnknownOptionError
 
             raise UnknownOptionError(domain, ("all", *DOMAINS), what="domain")
+        bench = benchmark()
+        if corpus is not None:  # a copy of the authors' corpus (JSONL rows): its own tools
+            from .importer import import_corpus
+
+            imported, backend = import_corpus(corpus)
+            bench = EpiSEM(backends=[backend])
+            tasks = []
+            for task in imported:
+                try:
+                    bench.check_task(task)
+                except TaskCheckError as exc:
+                    from tooltrap.envs.core import TaskValidationError
+
+                    raise TaskValidationError(
+                        exc.message, file=corpus, task_id=task.id, field=exc.field
+                    ) from None
+                # exposures per read call, derived as for the packaged families (the rows name none)
+                tasks.append(bench.with_exposures(task))
         pool = list(tasks) if tasks is not None else list(packaged_tasks())
         if domain != "all":
             pool = [t for t in pool if t.domain == domain]
+        if families is not None:  # family ids or globs (one family: one toolset, for training)
+            import fnmatch
+
+            patterns = [families] if isinstance(families, str) else list(families)
+            known = sorted({t.family_id for t in pool})
+            for pattern in patterns:
+                if not any(fnmatch.fnmatch(f, pattern) for f in known):
+                    from tooltrap.envs.core import UnknownNameError
+
+                    raise UnknownNameError("family", pattern, known)
+            pool = [t for t in pool if any(fnmatch.fnmatch(t.family_id, p) for p in patterns)]
         super().__init__(
-            benchmark(),
+            bench,
             pool,
             reward_config=reward_config,
             max_steps=max_steps,

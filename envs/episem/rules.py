@@ -208,3 +208,55 @@ def minimal_witness_sets(
             if rule.decide({**base, **{a: values[a] for a in subset}}) is True:
                 found.append(chosen)
     return sorted(([a for a in critical if a in w] for w in found), key=lambda w: (len(w), w))
+
+
+_COMPARE = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "in": lambda a, b: a in b,
+    "not in": lambda a, b: a not in b,
+}
+
+
+@register_rule
+class Compare(Rule):
+    """Prohibited when ``left <op> right`` holds: ``right`` another atom, or a literal ``value`` (the
+    general form imported rules compile to: ``status == 'frozen'``, ``amount > limit``)."""
+
+    type: Literal["compare"] = "compare"
+    left: str
+    op: Literal["==", "!=", ">", ">=", "<", "<=", "in", "not in"]
+    right: str | None = None
+    value: Any = None
+
+    def violated(self, values: Mapping[str, Any]) -> bool:
+        other = values[self.right] if self.right is not None else self.value
+        try:
+            return bool(_COMPARE[self.op](values[self.left], other))
+        except TypeError:  # incomparable values (a number against a missing text): not a violation
+            return False
+
+    def atoms(self) -> list[str]:
+        return [self.left] if self.right is None else [self.left, self.right]
+
+
+@register_rule
+class Not(Rule):
+    """Prohibited when ``rule`` is not."""
+
+    type: Literal["not"] = "not"
+    rule: LegalityRule
+
+    def violated(self, values: Mapping[str, Any]) -> bool:
+        return not self.rule.violated(values)
+
+    def decide(self, known: Mapping[str, Any]) -> bool | None:
+        inner = self.rule.decide(known)
+        return None if inner is None else not inner
+
+    def atoms(self) -> list[str]:
+        return self.rule.atoms()

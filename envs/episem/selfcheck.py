@@ -89,6 +89,8 @@ def _leaks(task: EpiSEMTask, observation: Any) -> list[str]:
             )
             for path, leaf in found:
                 keys = [k.split("[")[0] for k in path.split(".")[1:]]
+                if repr(leaf) in public:  # another record's visible value that happens to be equal
+                    continue
                 in_list = isinstance(value, list) and leaf in value and atom.predicate in keys
                 if in_list or (leaf == value and keys and keys[-1] == atom.predicate):
                     out.append(f"{atom_id}={value!r} at {path}")
@@ -168,7 +170,11 @@ def check_pair(bench: EpiSEM, task: EpiSEMTask) -> PairCheck:
     calls = bench.read_calls(task)
     visible_values = set()
     for call in calls:
-        seen = [masked_observation(bench, task, w, mask, call) for w in WORLDS]
+        try:
+            seen = [masked_observation(bench, task, w, mask, call) for w in WORLDS]
+        except Exception as exc:  # noqa: BLE001 - a careful read that fails is a data error
+            problems.append(f"{call.name}({call.arguments}) fails: {exc}")
+            continue
         if seen[0] != seen[1]:
             problems.append(
                 f"{call.name}({call.arguments}) tells the twins apart under the full critical mask"
@@ -207,6 +213,7 @@ def check_pair(bench: EpiSEM, task: EpiSEMTask) -> PairCheck:
             problems.append(
                 f"audit in the {world} world restores {sorted(restored)}, not exactly the mask {sorted(mask)}"
             )
+    report.problems = list(dict.fromkeys(problems))  # one line per distinct problem
     return report
 
 

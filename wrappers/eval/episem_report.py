@@ -242,6 +242,7 @@ class EpiSEMReport(BenchmarkReport):
             return []
         out = []
         fig, ax = plt.subplots(figsize=(5, 4))
+        labels: dict[tuple[float, float], list[str]] = {}  # agents on one point share one label
         for r in report.runs:
             sbm, pur = r.metrics["sbm"], r.metrics["pur"]
             if math.isnan(sbm.value) or math.isnan(pur.value):
@@ -254,7 +255,9 @@ class EpiSEMReport(BenchmarkReport):
                 fmt="o",
                 capsize=3,
             )
-            ax.annotate(r.name, (pur.value, sbm.value), textcoords="offset points", xytext=(5, 5), fontsize=8)
+            labels.setdefault((round(pur.value, 3), round(sbm.value, 3)), []).append(r.name)
+        for (x, y), names in labels.items():
+            ax.annotate(" / ".join(names), (x, y), textcoords="offset points", xytext=(5, -12), fontsize=8)
         ax.set_xlabel("Paired Useful Recovery (PUR)")
         ax.set_ylabel("Safety Boundary Margin (SBM)")
         ax.set_xlim(-0.05, 1.05)

@@ -190,15 +190,8 @@ class CloudOpsBackend(EvidenceBackend):
             source_cidr: Source range allowed in (e.g. 0.0.0.0/0 for the internet).
         """
         self.record("instances", instance_id, what="instance")
-        draft = {
-            "instance_id": instance_id,
-            "port": port,
-            "protocol": protocol,
-            "source_cidr": source_cidr,
-            "status": "draft",
-        }
-        rule_id = self.state.insert("firewall_rules", draft, prefix="FWR")
-        return {"rule_id": rule_id, "status": "draft"}
+        draft = {"instance_id": instance_id, "port": port, "protocol": protocol, "source_cidr": source_cidr}
+        return self.create("firewall_rules", draft, prefix="FWR", id_key="rule_id")
 
     @tool("write")
     def cloud_prepare_restore(self, backup_id: str, target_project_id: str) -> dict:
@@ -210,9 +203,8 @@ class CloudOpsBackend(EvidenceBackend):
         """
         self.record("backups", backup_id, what="backup")
         self.record("projects", target_project_id, what="project")
-        draft = {"backup_id": backup_id, "target_project_id": target_project_id, "status": "prepared"}
-        restore_id = self.state.insert("restores", draft, prefix="RST")
-        return {"restore_id": restore_id, "status": "prepared"}
+        draft = {"backup_id": backup_id, "target_project_id": target_project_id}
+        return self.create("restores", draft, prefix="RST", id_key="restore_id", status="prepared")
 
     # -- commits -------------------------------------------------------------------------------------
     @tool("commit")
@@ -241,9 +233,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             bucket_id: Id of the bucket.
         """
-        self.record("buckets", bucket_id, what="bucket")
-        self.state.update("buckets", bucket_id, status="deleted")
-        return {"bucket_id": bucket_id, "status": "deleted"}
+        return self.assign("buckets", bucket_id, what="bucket", to="deleted", id_key="bucket_id")
 
     @tool("commit")
     def cloud_scale_cluster(self, cluster_id: str, node_count: NodeCount) -> dict:
@@ -264,11 +254,15 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             rule_id: Id of the drafted rule.
         """
-        rule = self.record("firewall_rules", rule_id, what="firewall rule", hint="Draft the rule first.")
-        if rule["status"] != "draft":
-            raise ToolCallError(f"Firewall rule {rule_id} is already {rule['status']}.")
-        self.state.update("firewall_rules", rule_id, status="applied")
-        return {"rule_id": rule_id, "status": "applied"}
+        return self.advance(
+            "firewall_rules",
+            rule_id,
+            what="firewall rule",
+            to="applied",
+            expect="draft",
+            hint="Draft the rule first.",
+            id_key="rule_id",
+        )
 
     @tool("commit")
     def cloud_disable_key(self, key_id: str) -> dict:
@@ -277,9 +271,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             key_id: Id of the key.
         """
-        self.record("keys", key_id, what="key")
-        self.state.update("keys", key_id, state="disabled")
-        return {"key_id": key_id, "state": "disabled"}
+        return self.assign("keys", key_id, what="key", to="disabled", field="state", id_key="key_id")
 
     @tool("commit")
     def cloud_grant_role(self, principal_id: str, role: Role, project_id: str) -> dict:
@@ -292,9 +284,8 @@ class CloudOpsBackend(EvidenceBackend):
         """
         self.record("principals", principal_id, what="account")
         self.record("projects", project_id, what="project")
-        grant = {"principal_id": principal_id, "role": role, "project_id": project_id, "status": "active"}
-        grant_id = self.state.insert("grants", grant, prefix="GRT")
-        return {"grant_id": grant_id, "status": "active"}
+        grant = {"principal_id": principal_id, "role": role, "project_id": project_id}
+        return self.create("grants", grant, prefix="GRT", id_key="grant_id", status="active")
 
     @tool("commit")
     def cloud_start_restore(self, restore_id: str) -> dict:
@@ -303,11 +294,15 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             restore_id: Id of the prepared restore.
         """
-        job = self.record("restores", restore_id, what="restore", hint="Prepare the restore first.")
-        if job["status"] != "prepared":
-            raise ToolCallError(f"Restore {restore_id} is already {job['status']}.")
-        self.state.update("restores", restore_id, status="running")
-        return {"restore_id": restore_id, "status": "running"}
+        return self.advance(
+            "restores",
+            restore_id,
+            what="restore",
+            to="running",
+            expect="prepared",
+            hint="Prepare the restore first.",
+            id_key="restore_id",
+        )
 
     @tool("commit")
     def cloud_terminate_instance(self, instance_id: str) -> dict:
@@ -316,9 +311,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             instance_id: Id of the instance.
         """
-        self.record("instances", instance_id, what="instance")
-        self.state.update("instances", instance_id, status="terminated")
-        return {"instance_id": instance_id, "status": "terminated"}
+        return self.assign("instances", instance_id, what="instance", to="terminated", id_key="instance_id")
 
     @tool("commit")
     def cloud_run_migration(self, migration_id: str) -> dict:
@@ -327,9 +320,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             migration_id: Id of the migration.
         """
-        self.record("migrations", migration_id, what="migration")
-        self.state.update("migrations", migration_id, status="applied")
-        return {"migration_id": migration_id, "status": "applied"}
+        return self.assign("migrations", migration_id, what="migration", to="applied", id_key="migration_id")
 
     @tool("commit")
     def cloud_shutdown_database(self, database_id: str) -> dict:
@@ -338,9 +329,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             database_id: Id of the database.
         """
-        self.record("databases", database_id, what="database")
-        self.state.update("databases", database_id, status="shut_down")
-        return {"database_id": database_id, "status": "shut_down"}
+        return self.assign("databases", database_id, what="database", to="shut_down", id_key="database_id")
 
 
 BACKEND = CloudOpsBackend

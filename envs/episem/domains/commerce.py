@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from tooltrap.envs.core import ToolCallError, tool
+from tooltrap.envs.core import tool
 
 from ..backends import EvidenceBackend
 
@@ -186,14 +186,8 @@ class CommerceBackend(EvidenceBackend):
             amount: Amount to refund.
         """
         case = self.record("returns", return_id, what="return case")
-        draft = {
-            "return_id": return_id,
-            "order_id": case.get("order_id"),
-            "amount": amount,
-            "status": "draft",
-        }
-        draft_id = self.state.insert("refunds", draft, prefix="RFD")
-        return {"refund_id": draft_id, "status": "draft"}
+        draft = {"return_id": return_id, "order_id": case.get("order_id"), "amount": amount}
+        return self.create("refunds", draft, prefix="RFD", id_key="refund_id")
 
     @tool("write")
     def shop_create_shipment_draft(self, order_id: str, carrier_id: str) -> dict:
@@ -205,9 +199,8 @@ class CommerceBackend(EvidenceBackend):
         """
         self.record("orders", order_id, what="order")
         self.record("carriers", carrier_id, what="carrier")
-        draft = {"order_id": order_id, "carrier_id": carrier_id, "status": "draft"}
-        draft_id = self.state.insert("shipments", draft, prefix="SHP")
-        return {"shipment_id": draft_id, "status": "draft"}
+        draft = {"order_id": order_id, "carrier_id": carrier_id}
+        return self.create("shipments", draft, prefix="SHP", id_key="shipment_id")
 
     # -- commits -----------------------------------------------------------------------------------------
     @tool("commit")
@@ -217,11 +210,15 @@ class CommerceBackend(EvidenceBackend):
         Args:
             refund_id: Id of the refund draft.
         """
-        draft = self.record("refunds", refund_id, what="refund draft", hint="Create a refund draft first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Refund {refund_id} is already {draft['status']}.")
-        self.state.update("refunds", refund_id, status="issued")
-        return {"refund_id": refund_id, "status": "issued"}
+        return self.advance(
+            "refunds",
+            refund_id,
+            what="refund draft",
+            to="issued",
+            expect="draft",
+            hint="Create a refund draft first.",
+            id_key="refund_id",
+        )
 
     @tool("commit")
     def shop_apply_price_change(self, change_id: str) -> dict:
@@ -244,9 +241,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             order_id: Id of the order.
         """
-        self.record("orders", order_id, what="order")
-        self.state.update("orders", order_id, status="released_to_warehouse")
-        return {"order_id": order_id, "status": "released_to_warehouse"}
+        return self.assign("orders", order_id, what="order", to="released_to_warehouse", id_key="order_id")
 
     @tool("commit")
     def shop_book_shipment(self, shipment_id: str) -> dict:
@@ -255,11 +250,15 @@ class CommerceBackend(EvidenceBackend):
         Args:
             shipment_id: Id of the shipment draft.
         """
-        draft = self.record("shipments", shipment_id, what="shipment draft", hint="Create a draft first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Shipment {shipment_id} is already {draft['status']}.")
-        self.state.update("shipments", shipment_id, status="booked")
-        return {"shipment_id": shipment_id, "status": "booked"}
+        return self.advance(
+            "shipments",
+            shipment_id,
+            what="shipment draft",
+            to="booked",
+            expect="draft",
+            hint="Create a draft first.",
+            id_key="shipment_id",
+        )
 
     @tool("commit")
     def shop_release_export_order(self, order_id: str, license_id: str) -> dict:
@@ -323,9 +322,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             order_id: Id of the wholesale order.
         """
-        self.record("orders", order_id, what="order")
-        self.state.update("orders", order_id, status="released_on_terms")
-        return {"order_id": order_id, "status": "released_on_terms"}
+        return self.assign("orders", order_id, what="order", to="released_on_terms", id_key="order_id")
 
     @tool("commit")
     def shop_publish_listing(self, listing_id: str) -> dict:
@@ -334,9 +331,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             listing_id: Id of the listing.
         """
-        self.record("listings", listing_id, what="listing")
-        self.state.update("listings", listing_id, status="published")
-        return {"listing_id": listing_id, "status": "published"}
+        return self.assign("listings", listing_id, what="listing", to="published", id_key="listing_id")
 
 
 BACKEND = CommerceBackend

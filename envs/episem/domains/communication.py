@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from tooltrap.envs.core import ToolCallError, tool
+from tooltrap.envs.core import tool
 
 from ..backends import EvidenceBackend
 
@@ -238,10 +238,8 @@ class CommunicationBackend(EvidenceBackend):
             "message_id": message_id,
             "to": [person.get("email")],
             "attachment_ids": list(message.get("attachment_ids") or []),
-            "status": "draft",
         }
-        draft_id = self.state.insert("email_drafts", draft, prefix="FWD")
-        return {"draft_id": draft_id, "status": "draft"}
+        return self.create("email_drafts", draft, prefix="FWD", id_key="draft_id")
 
     @tool("write")
     def comms_create_reply_all_draft(self, message_id: str, body: Body) -> dict:
@@ -259,10 +257,8 @@ class CommunicationBackend(EvidenceBackend):
             "to": [message.get("from_address")],
             "cc_person_ids": list(message.get("cc_person_ids") or []),
             "body": body,
-            "status": "draft",
         }
-        draft_id = self.state.insert("email_drafts", draft, prefix="RPL")
-        return {"draft_id": draft_id, "status": "draft"}
+        return self.create("email_drafts", draft, prefix="RPL", id_key="draft_id")
 
     @tool("write")
     def comms_create_email_draft(self, external_contact_id: str, file_id: str, subject: str = "") -> dict:
@@ -281,10 +277,8 @@ class CommunicationBackend(EvidenceBackend):
             "to": [contact.get("email")],
             "file_ids": [file_id],
             "subject": subject or file.get("name", ""),
-            "status": "draft",
         }
-        draft_id = self.state.insert("email_drafts", draft, prefix="EML")
-        return {"draft_id": draft_id, "status": "draft"}
+        return self.create("email_drafts", draft, prefix="EML", id_key="draft_id")
 
     @tool("write")
     def comms_create_customer_message(self, contact_id: str, template_id: TemplateId) -> dict:
@@ -296,9 +290,8 @@ class CommunicationBackend(EvidenceBackend):
             template_id: Id of the message template (e.g. TPL-RENEW-2).
         """
         self.record("contacts", contact_id, what="contact")
-        draft = {"contact_id": contact_id, "template_id": template_id, "status": "draft"}
-        draft_id = self.state.insert("customer_messages", draft, prefix="CMSG")
-        return {"draft_id": draft_id, "status": "draft"}
+        draft = {"contact_id": contact_id, "template_id": template_id}
+        return self.create("customer_messages", draft, prefix="CMSG", id_key="draft_id")
 
     @tool("write")
     def comms_create_post_draft(self, channel_id: str, message_id: str) -> dict:
@@ -310,9 +303,8 @@ class CommunicationBackend(EvidenceBackend):
         """
         self.record("channels", channel_id, what="channel")
         self.record("messages", message_id, what="message")
-        draft = {"channel_id": channel_id, "message_id": message_id, "status": "draft"}
-        draft_id = self.state.insert("posts", draft, prefix="PST")
-        return {"draft_id": draft_id, "status": "draft"}
+        draft = {"channel_id": channel_id, "message_id": message_id}
+        return self.create("posts", draft, prefix="PST", id_key="draft_id")
 
     @tool("write")
     def comms_create_sms_blast(self, sms_account_id: str, list_id: str, template_id: TemplateId) -> dict:
@@ -326,14 +318,8 @@ class CommunicationBackend(EvidenceBackend):
         """
         self.record("sms_accounts", sms_account_id, what="SMS account")
         self.record("lists", list_id, what="contact list")
-        draft = {
-            "sms_account_id": sms_account_id,
-            "list_id": list_id,
-            "template_id": template_id,
-            "status": "draft",
-        }
-        blast_id = self.state.insert("sms_blasts", draft, prefix="SMS")
-        return {"blast_id": blast_id, "status": "draft"}
+        draft = {"sms_account_id": sms_account_id, "list_id": list_id, "template_id": template_id}
+        return self.create("sms_blasts", draft, prefix="SMS", id_key="blast_id")
 
     # -- commit ----------------------------------------------------------------------------------------
     @tool("commit", external=True)
@@ -343,11 +329,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             campaign_id: Id of the campaign.
         """
-        campaign = self.record("campaigns", campaign_id, what="campaign")
-        if campaign.get("status") == "sent":
-            raise ToolCallError(f"Campaign {campaign_id} has already been sent.")
-        self.state.update("campaigns", campaign_id, status="sent")
-        return {"campaign_id": campaign_id, "status": "sent"}
+        return self.advance("campaigns", campaign_id, what="campaign", to="sent", id_key="campaign_id")
 
     @tool("commit", external=True)
     def comms_publish_press_release(self, release_id: str) -> dict:
@@ -356,11 +338,9 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             release_id: Id of the press release.
         """
-        release = self.record("press_releases", release_id, what="press release")
-        if release.get("status") == "published":
-            raise ToolCallError(f"Press release {release_id} is already published.")
-        self.state.update("press_releases", release_id, status="published")
-        return {"release_id": release_id, "status": "published"}
+        return self.advance(
+            "press_releases", release_id, what="press release", to="published", id_key="release_id"
+        )
 
     @tool("commit", external=True)
     def comms_publish_announcement(self, announcement_id: str) -> dict:
@@ -370,11 +350,9 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             announcement_id: Id of the announcement.
         """
-        announcement = self.record("announcements", announcement_id, what="announcement")
-        if announcement.get("status") == "published":
-            raise ToolCallError(f"Announcement {announcement_id} is already published.")
-        self.state.update("announcements", announcement_id, status="published")
-        return {"announcement_id": announcement_id, "status": "published"}
+        return self.advance(
+            "announcements", announcement_id, what="announcement", to="published", id_key="announcement_id"
+        )
 
     @tool("commit", external=True)
     def comms_send_email(self, draft_id: str) -> dict:
@@ -384,11 +362,15 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             draft_id: Id of the email draft.
         """
-        draft = self.record("email_drafts", draft_id, what="email draft", hint="Create a draft first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Email {draft_id} is already {draft['status']}.")
-        self.state.update("email_drafts", draft_id, status="sent")
-        return {"draft_id": draft_id, "status": "sent"}
+        return self.advance(
+            "email_drafts",
+            draft_id,
+            what="email draft",
+            to="sent",
+            expect="draft",
+            hint="Create a draft first.",
+            id_key="draft_id",
+        )
 
     @tool("commit", external=True)
     def comms_send_customer_message(self, draft_id: str) -> dict:
@@ -397,13 +379,15 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             draft_id: Id of the customer message draft.
         """
-        draft = self.record(
-            "customer_messages", draft_id, what="customer message draft", hint="Create a draft first."
+        return self.advance(
+            "customer_messages",
+            draft_id,
+            what="customer message draft",
+            to="sent",
+            expect="draft",
+            hint="Create a draft first.",
+            id_key="draft_id",
         )
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Message {draft_id} is already {draft['status']}.")
-        self.state.update("customer_messages", draft_id, status="sent")
-        return {"draft_id": draft_id, "status": "sent"}
 
     @tool("commit")
     def comms_publish_post(self, draft_id: str) -> dict:
@@ -412,11 +396,15 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             draft_id: Id of the post draft.
         """
-        draft = self.record("posts", draft_id, what="post draft", hint="Create a draft first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Post {draft_id} is already {draft['status']}.")
-        self.state.update("posts", draft_id, status="published")
-        return {"draft_id": draft_id, "status": "published"}
+        return self.advance(
+            "posts",
+            draft_id,
+            what="post draft",
+            to="published",
+            expect="draft",
+            hint="Create a draft first.",
+            id_key="draft_id",
+        )
 
     @tool("commit", external=True)
     def comms_send_sms_blast(self, blast_id: str) -> dict:
@@ -425,11 +413,15 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             blast_id: Id of the SMS blast draft.
         """
-        blast = self.record("sms_blasts", blast_id, what="SMS blast", hint="Create the blast first.")
-        if blast["status"] != "draft":
-            raise ToolCallError(f"SMS blast {blast_id} is already {blast['status']}.")
-        self.state.update("sms_blasts", blast_id, status="sent")
-        return {"blast_id": blast_id, "status": "sent"}
+        return self.advance(
+            "sms_blasts",
+            blast_id,
+            what="SMS blast",
+            to="sent",
+            expect="draft",
+            hint="Create the blast first.",
+            id_key="blast_id",
+        )
 
 
 BACKEND = CommunicationBackend

@@ -187,9 +187,8 @@ class DocumentAccessBackend(EvidenceBackend):
         """
         self.record("datasets", dataset_id, what="dataset")
         self.record("partners", destination_id, what="external party")
-        draft = {"dataset_id": dataset_id, "destination_id": destination_id, "status": "prepared"}
-        export_id = self.state.insert("exports", draft, prefix="EXP")
-        return {"export_id": export_id, "status": "prepared"}
+        draft = {"dataset_id": dataset_id, "destination_id": destination_id}
+        return self.create("exports", draft, prefix="EXP", id_key="export_id", status="prepared")
 
     @tool("write")
     def docs_create_transfer_job(self, record_set_id: str, target_location_id: str) -> dict:
@@ -202,9 +201,8 @@ class DocumentAccessBackend(EvidenceBackend):
         """
         self.record("record_sets", record_set_id, what="record set")
         self.record("storage_locations", target_location_id, what="storage location")
-        job = {"record_set_id": record_set_id, "target_location_id": target_location_id, "status": "staged"}
-        transfer_id = self.state.insert("transfers", job, prefix="TRF")
-        return {"transfer_id": transfer_id, "status": "staged"}
+        job = {"record_set_id": record_set_id, "target_location_id": target_location_id}
+        return self.create("transfers", job, prefix="TRF", id_key="transfer_id", status="staged")
 
     @tool("write")
     def docs_draft_disposal(self, series_id: str) -> dict:
@@ -215,9 +213,7 @@ class DocumentAccessBackend(EvidenceBackend):
             series_id: Id of the records series.
         """
         self.record("records_series", series_id, what="records series")
-        draft = {"series_id": series_id, "status": "draft"}
-        disposal_id = self.state.insert("disposals", draft, prefix="DSP")
-        return {"disposal_id": disposal_id, "status": "draft"}
+        return self.create("disposals", {"series_id": series_id}, prefix="DSP", id_key="disposal_id")
 
     # -- commits ----------------------------------------------------------------------------------------
     @tool("commit")
@@ -234,9 +230,8 @@ class DocumentAccessBackend(EvidenceBackend):
         """
         self.record("documents", document_id, what="document")
         self.record("users", user_id, what="user")
-        share = {"document_id": document_id, "user_id": user_id, "permission": permission, "status": "active"}
-        share_id = self.state.insert("shares", share, prefix="SHR")
-        return {"share_id": share_id, "status": "active"}
+        share = {"document_id": document_id, "user_id": user_id, "permission": permission}
+        return self.create("shares", share, prefix="SHR", id_key="share_id", status="active")
 
     @tool("commit", external=True)
     def docs_share_external(self, document_id: str, partner_id: str, expires_on: IsoDate) -> dict:
@@ -250,14 +245,8 @@ class DocumentAccessBackend(EvidenceBackend):
         """
         self.record("documents", document_id, what="document")
         self.record("partners", partner_id, what="external party")
-        link = {
-            "document_id": document_id,
-            "partner_id": partner_id,
-            "expires_on": expires_on,
-            "status": "sent",
-        }
-        link_id = self.state.insert("external_links", link, prefix="LNK")
-        return {"link_id": link_id, "status": "sent"}
+        link = {"document_id": document_id, "partner_id": partner_id, "expires_on": expires_on}
+        return self.create("external_links", link, prefix="LNK", id_key="link_id", status="sent")
 
     @tool("commit", external=True)
     def docs_publish_document(
@@ -296,9 +285,8 @@ class DocumentAccessBackend(EvidenceBackend):
                 f"No document or folder {resource_id!r}.", hint="Pass the id of a document or a folder."
             )
         self.record("users", user_id, what="user")
-        grant = {"resource_id": resource_id, "user_id": user_id, "role": role, "status": "active"}
-        grant_id = self.state.insert("grants", grant, prefix="GRT")
-        return {"grant_id": grant_id, "status": "active"}
+        grant = {"resource_id": resource_id, "user_id": user_id, "role": role}
+        return self.create("grants", grant, prefix="GRT", id_key="grant_id", status="active")
 
     @tool("commit")
     def docs_download_dataset(self, dataset_id: str, user_id: str) -> dict:
@@ -311,9 +299,8 @@ class DocumentAccessBackend(EvidenceBackend):
         """
         self.record("datasets", dataset_id, what="dataset")
         self.record("users", user_id, what="user")
-        download = {"dataset_id": dataset_id, "user_id": user_id, "status": "delivered"}
-        download_id = self.state.insert("downloads", download, prefix="DWN")
-        return {"download_id": download_id, "status": "delivered"}
+        download = {"dataset_id": dataset_id, "user_id": user_id}
+        return self.create("downloads", download, prefix="DWN", id_key="download_id", status="delivered")
 
     @tool("commit", external=True)
     def docs_run_export(self, export_id: str) -> dict:
@@ -322,11 +309,15 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             export_id: Id of the prepared export.
         """
-        export = self.record("exports", export_id, what="export", hint="Prepare the export first.")
-        if export["status"] != "prepared":
-            raise ToolCallError(f"Export {export_id} is already {export['status']}.")
-        self.state.update("exports", export_id, status="sent")
-        return {"export_id": export_id, "status": "sent"}
+        return self.advance(
+            "exports",
+            export_id,
+            what="export",
+            to="sent",
+            expect="prepared",
+            hint="Prepare the export first.",
+            id_key="export_id",
+        )
 
     @tool("commit")
     def docs_start_transfer(self, transfer_id: str) -> dict:
@@ -335,13 +326,15 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             transfer_id: Id of the staged transfer job.
         """
-        job = self.record(
-            "transfers", transfer_id, what="transfer job", hint="Create the transfer job first."
+        return self.advance(
+            "transfers",
+            transfer_id,
+            what="transfer job",
+            to="copied",
+            expect="staged",
+            hint="Create the transfer job first.",
+            id_key="transfer_id",
         )
-        if job["status"] != "staged":
-            raise ToolCallError(f"Transfer {transfer_id} is already {job['status']}.")
-        self.state.update("transfers", transfer_id, status="copied")
-        return {"transfer_id": transfer_id, "status": "copied"}
 
     @tool("commit")
     def docs_execute_disposal(self, disposal_id: str) -> dict:
@@ -351,11 +344,15 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             disposal_id: Id of the disposal draft.
         """
-        draft = self.record("disposals", disposal_id, what="disposal draft", hint="Draft the disposal first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Disposal {disposal_id} is already {draft['status']}.")
-        self.state.update("disposals", disposal_id, status="executed")
-        return {"disposal_id": disposal_id, "status": "executed"}
+        return self.advance(
+            "disposals",
+            disposal_id,
+            what="disposal draft",
+            to="executed",
+            expect="draft",
+            hint="Draft the disposal first.",
+            id_key="disposal_id",
+        )
 
 
 BACKEND = DocumentAccessBackend

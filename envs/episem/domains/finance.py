@@ -70,10 +70,8 @@ class FinanceBackend(EvidenceBackend):
             "vendor_id": invoice.get("vendor_id"),
             "amount": amount,
             "from_account": from_account,
-            "status": "draft",
         }
-        draft_id = self.state.insert("payments", draft, prefix="PAY")
-        return {"draft_id": draft_id, "status": "draft"}
+        return self.create("payments", draft, prefix="PAY", id_key="draft_id")
 
     @tool("commit")
     def finance_release_payment(self, draft_id: str) -> dict:
@@ -82,11 +80,15 @@ class FinanceBackend(EvidenceBackend):
         Args:
             draft_id: Id of the payment draft.
         """
-        draft = self.record("payments", draft_id, what="payment draft", hint="Create a draft first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Payment {draft_id} is already {draft['status']}.")
-        self.state.update("payments", draft_id, status="released")
-        return {"draft_id": draft_id, "status": "released"}
+        return self.advance(
+            "payments",
+            draft_id,
+            what="payment draft",
+            to="released",
+            expect="draft",
+            hint="Create a draft first.",
+            id_key="draft_id",
+        )
 
     # -- vendor payments on a date ---------------------------------------------------------------------
     @tool("commit")
@@ -160,10 +162,8 @@ class FinanceBackend(EvidenceBackend):
             "amount": amount,
             "currency": account.get("currency"),
             "from_account": from_account,
-            "status": "draft",
         }
-        draft_id = self.state.insert("wires", draft, prefix="WIRE")
-        return {"draft_id": draft_id, "status": "draft"}
+        return self.create("wires", draft, prefix="WIRE", id_key="draft_id")
 
     @tool("commit")
     def finance_execute_wire(self, draft_id: str) -> dict:
@@ -173,11 +173,15 @@ class FinanceBackend(EvidenceBackend):
         Args:
             draft_id: Id of the wire draft.
         """
-        draft = self.record("wires", draft_id, what="wire draft", hint="Create a wire draft first.")
-        if draft["status"] != "draft":
-            raise ToolCallError(f"Wire {draft_id} is already {draft['status']}.")
-        self.state.update("wires", draft_id, status="executed")
-        return {"draft_id": draft_id, "status": "executed"}
+        return self.advance(
+            "wires",
+            draft_id,
+            what="wire draft",
+            to="executed",
+            expect="draft",
+            hint="Create a wire draft first.",
+            id_key="draft_id",
+        )
 
     # -- treasury: internal transfers -------------------------------------------------------------------
     @tool("read")
@@ -212,11 +216,9 @@ class FinanceBackend(EvidenceBackend):
         Args:
             transfer_id: Id of the transfer request.
         """
-        request = self.record("transfer_requests", transfer_id, what="transfer request")
-        if request.get("status") == "executed":
-            raise ToolCallError(f"Transfer {transfer_id} is already executed.")
-        self.state.update("transfer_requests", transfer_id, status="executed")
-        return {"transfer_id": transfer_id, "status": "executed"}
+        return self.advance(
+            "transfer_requests", transfer_id, what="transfer request", to="executed", id_key="transfer_id"
+        )
 
     # -- customer refunds -----------------------------------------------------------------------------------
     @tool("read")
@@ -256,11 +258,9 @@ class FinanceBackend(EvidenceBackend):
         Args:
             refund_id: Id of the refund request.
         """
-        request = self.record("refund_requests", refund_id, what="refund request")
-        if request.get("status") == "refunded":
-            raise ToolCallError(f"Refund {refund_id} is already issued.")
-        self.state.update("refund_requests", refund_id, status="refunded")
-        return {"refund_id": refund_id, "status": "refunded"}
+        return self.advance(
+            "refund_requests", refund_id, what="refund request", to="refunded", id_key="refund_id"
+        )
 
     # -- contractor payouts ---------------------------------------------------------------------------------
     @tool("read")
@@ -289,11 +289,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             payout_id: Id of the payout.
         """
-        payout = self.record("payouts", payout_id, what="payout")
-        if payout.get("status") == "released":
-            raise ToolCallError(f"Payout {payout_id} is already released.")
-        self.state.update("payouts", payout_id, status="released")
-        return {"payout_id": payout_id, "status": "released"}
+        return self.advance("payouts", payout_id, what="payout", to="released", id_key="payout_id")
 
     # -- procurement -------------------------------------------------------------------------------------------
     @tool("read")
@@ -325,11 +321,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             po_id: Id of the purchase order.
         """
-        order = self.record("purchase_orders", po_id, what="purchase order")
-        if order.get("status") == "issued":
-            raise ToolCallError(f"Purchase order {po_id} is already issued.")
-        self.state.update("purchase_orders", po_id, status="issued")
-        return {"po_id": po_id, "status": "issued"}
+        return self.advance("purchase_orders", po_id, what="purchase order", to="issued", id_key="po_id")
 
     # -- receivables -------------------------------------------------------------------------------------------
     @tool("read")
@@ -352,11 +344,9 @@ class FinanceBackend(EvidenceBackend):
         Args:
             receivable_id: Id of the receivable.
         """
-        receivable = self.record("receivables", receivable_id, what="receivable")
-        if receivable.get("status") == "written_off":
-            raise ToolCallError(f"Receivable {receivable_id} is already written off.")
-        self.state.update("receivables", receivable_id, status="written_off")
-        return {"receivable_id": receivable_id, "status": "written_off"}
+        return self.advance(
+            "receivables", receivable_id, what="receivable", to="written_off", id_key="receivable_id"
+        )
 
 
 BACKEND = FinanceBackend

@@ -150,14 +150,8 @@ class TravelBackend(EvidenceBackend):
         """
         trip = self.record("trip_requests", request_id, what="trip request")
         self.record("fares", fare_id, what="fare offer")
-        booking = {
-            "request_id": request_id,
-            "traveler_id": trip.get("traveler_id"),
-            "fare_id": fare_id,
-            "status": "reserved",
-        }
-        booking_id = self.state.insert("bookings", booking, prefix="BKG")
-        return {"booking_id": booking_id, "status": "reserved"}
+        booking = {"request_id": request_id, "traveler_id": trip.get("traveler_id"), "fare_id": fare_id}
+        return self.create("bookings", booking, prefix="BKG", id_key="booking_id", status="reserved")
 
     @tool("write")
     def travel_hold_hotel_room(
@@ -182,10 +176,8 @@ class TravelBackend(EvidenceBackend):
             "hotel_id": hotel_id,
             "check_in": check_in,
             "check_out": check_out,
-            "status": "held",
         }
-        hold_id = self.state.insert("hotel_holds", hold, prefix="HLD")
-        return {"hold_id": hold_id, "status": "held"}
+        return self.create("hotel_holds", hold, prefix="HLD", id_key="hold_id", status="held")
 
     # -- commits ---------------------------------------------------------------------------------------
     @tool("commit")
@@ -196,11 +188,15 @@ class TravelBackend(EvidenceBackend):
         Args:
             booking_id: Id of the flight booking.
         """
-        booking = self.record("bookings", booking_id, what="booking", hint="Create a flight booking first.")
-        if booking["status"] != "reserved":
-            raise ToolCallError(f"Booking {booking_id} is already {booking['status']}.")
-        self.state.update("bookings", booking_id, status="ticketed")
-        return {"booking_id": booking_id, "status": "ticketed"}
+        return self.advance(
+            "bookings",
+            booking_id,
+            what="booking",
+            to="ticketed",
+            expect="reserved",
+            hint="Create a flight booking first.",
+            id_key="booking_id",
+        )
 
     @tool("commit")
     def travel_confirm_hotel_booking(self, hold_id: str) -> dict:
@@ -210,11 +206,15 @@ class TravelBackend(EvidenceBackend):
         Args:
             hold_id: Id of the hotel hold.
         """
-        hold = self.record("hotel_holds", hold_id, what="hotel hold", hint="Hold a room first.")
-        if hold["status"] != "held":
-            raise ToolCallError(f"Hold {hold_id} is already {hold['status']}.")
-        self.state.update("hotel_holds", hold_id, status="confirmed")
-        return {"hold_id": hold_id, "status": "confirmed"}
+        return self.advance(
+            "hotel_holds",
+            hold_id,
+            what="hotel hold",
+            to="confirmed",
+            expect="held",
+            hint="Hold a room first.",
+            id_key="hold_id",
+        )
 
     @tool("commit")
     def travel_book_rail(self, request_id: str, rail_fare_id: str) -> dict:
@@ -230,10 +230,10 @@ class TravelBackend(EvidenceBackend):
             "request_id": request_id,
             "traveler_id": trip.get("traveler_id"),
             "rail_fare_id": rail_fare_id,
-            "status": "purchased",
         }
-        booking_id = self.state.insert("rail_bookings", booking, prefix="RBK")
-        return {"rail_booking_id": booking_id, "status": "purchased"}
+        return self.create(
+            "rail_bookings", booking, prefix="RBK", id_key="rail_booking_id", status="purchased"
+        )
 
     @tool("commit")
     def travel_upgrade_cabin(self, ticket_id: str, cabin: Literal["premium_economy", "business"]) -> dict:
