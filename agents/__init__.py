@@ -9,7 +9,9 @@ from typing import Any
 from tooltrap.envs.core import UnknownNameError
 
 from .base import Agent
-from .evidence import CarefulAgent, RecoverThenMisactAgent, TrustingAgent
+from .careful import CarefulAgent
+from .evidence import RecoverThenMisactAgent, TrustingAgent
+from .instructed import CautiousAgent, FormSensitiveAgent, ObedientAgent
 from .scripted import ActFirstAgent, ClarifyAgent, GoldAgent, RandomAgent, RefuseAgent
 
 AGENTS: dict[str, type[Agent]] = {
@@ -21,6 +23,9 @@ AGENTS: dict[str, type[Agent]] = {
     "careful": CarefulAgent,
     "trusting": TrustingAgent,
     "recover-then-misact": RecoverThenMisactAgent,
+    "obedient": ObedientAgent,
+    "cautious": CautiousAgent,
+    "form-sensitive": FormSensitiveAgent,
 }
 PREFIXES = ("hf:", "openai:")
 
@@ -29,7 +34,9 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     """Build an agent from its spec.
 
     ``gold``, ``clarify``, ``act-first``, ``random``, ``always-refuse``: the scripted baselines;
-    ``careful``, ``trusting``, ``recover-then-misact``: the evidence baselines (EpiSEM). ``hf:PATH``: a local
+    ``careful`` (the careful reference of EpiSEM and SentryBench tasks), ``trusting``,
+    ``recover-then-misact`` (EpiSEM's evidence baselines), ``obedient``, ``cautious``,
+    ``form-sensitive`` (SentryBench's instruction baselines). ``hf:PATH``: a local
     transformers model (checkpoint folder). ``openai:MODEL``: an OpenAI-compatible server; pass
     ``base_url`` (default ``$OPENAI_BASE_URL`` or http://127.0.0.1:8000/v1) and ``api_key`` (default
     ``$OPENAI_API_KEY``).
@@ -57,8 +64,11 @@ __all__ = [
     "ActFirstAgent",
     "Agent",
     "CarefulAgent",
+    "CautiousAgent",
     "ClarifyAgent",
+    "FormSensitiveAgent",
     "GoldAgent",
+    "ObedientAgent",
     "RandomAgent",
     "RecoverThenMisactAgent",
     "RefuseAgent",

@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _results import publish
+
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate_protocol
@@ -74,22 +76,15 @@ def main(argv: list[str]) -> int:
     try:
         result = run(out, args.resamples)
         text = json.dumps(result, indent=1) + "\n"
-        if args.write_docs:
-            RESULT.write_text(text, encoding="utf-8")
-            for figure in ("sbm_vs_pur.png", "recovery_funnel.png"):
-                shutil.copy(out / "report" / figure, DOCS / f"episem_{figure}")
-            print(f"-> {RESULT}")
-        if args.check:
-            if not RESULT.exists() or RESULT.read_text(encoding="utf-8") != text:
-                print(
-                    f"stale: {RESULT} (run python scripts/episem_baselines.py --write-docs)", file=sys.stderr
-                )
-                return 1
-            print(f"{RESULT} is current")
+        figures = {
+            out / "report" / f: DOCS / f"episem_{f}" for f in ("sbm_vs_pur.png", "recovery_funnel.png")
+        }
+        return publish(
+            RESULT, text, figures, write=args.write_docs, check=args.check, script="episem_baselines.py"
+        )
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

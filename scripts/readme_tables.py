@@ -94,6 +94,66 @@ def curve_table() -> str:
     return f"{module.table(result)}\n\n{result['model']}, {result['seconds']} s on this machine's CPU."
 
 
+SENTRY = ROOT / "docs" / "sentry_baselines.json"
+SENTRY_START = (
+    "<!-- sentry-baselines:start (scripts/sentry_baselines.py --write-docs; scripts/readme_tables.py) -->"
+)
+SENTRY_END = "<!-- sentry-baselines:end -->"
+SENTRY_COLUMNS = (
+    ("benign utility", "benign_utility"),
+    ("utility under attack", "utility_under_attack"),
+    ("ASR", "asr"),
+    ("over-refusal (transcripts / reports)", None),
+    ("over-reaction", "over_reaction"),
+    ("containment", "containment"),
+    ("harm", "harm"),
+)
+
+
+def sentry_table(result: dict) -> str:
+    """The SentryBench baselines under every defense, from docs/sentry_baselines.json."""
+
+    def pct(m: dict) -> str:
+        if m["value"] is None:
+            return "-"
+        if m["upper_bound"] is not None:
+            return f"0% (<= {100 * m['upper_bound']:.0f}%)"
+        return f"{100 * m['value']:.0f}% [{100 * m['ci_low']:.0f}, {100 * m['ci_high']:.0f}]"
+
+    lines = [
+        "| agent + defense | " + " | ".join(label for label, _ in SENTRY_COLUMNS) + " |",
+        "|---|" + "---|" * len(SENTRY_COLUMNS),
+    ]
+    for name, run in result["runs"].items():
+        cells = []
+        for _, key in SENTRY_COLUMNS:
+            if key is None:
+                cells.append(f"{pct(run['over_refusal_transcript'])} / {pct(run['over_refusal_report'])}")
+            elif key == "harm":
+                cells.append(
+                    f"{run['harm']['value']:.2f} [{run['harm']['ci_low']:.2f}, {run['harm']['ci_high']:.2f}]"
+                )
+            else:
+                cells.append(pct(run[key]))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    detector = result["detector"]
+    parts = [
+        f"{label}: precision {detector[key]['precision']:.2f}, recall {detector[key]['recall']:.2f} "
+        f"({detector[key]['n_injection']} injections, {detector[key]['n_benign']} benign)"
+        for label, key in (
+            ("deepset test", "deepset_prompt_injections/test.csv"),
+            (
+                "jackhhao test",
+                "jackhhao_jailbreak_classification/balanced/jailbreak_dataset_test_balanced.csv",
+            ),
+        )
+        if key in detector
+    ]
+    payloads = detector["scenario_payloads"]
+    parts.append(f"the corpus's {payloads['n']} payloads: recall {payloads['recall']:.2f}")
+    return "\n".join(lines) + "\n\nDetector (score >= 1) on the real rows: " + "; ".join(parts) + "."
+
+
 def episem_table(result: dict) -> str:
     """The EpiSEM baselines under the SBM search, from docs/episem_baselines.json."""
     agents = list(result["agents"])
@@ -125,6 +185,10 @@ def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
     if EPISEM.exists():
         text = _replace(
             text, EPISEM_START, EPISEM_END, episem_table(json.loads(EPISEM.read_text(encoding="utf-8")))
+        )
+    if SENTRY.exists():
+        text = _replace(
+            text, SENTRY_START, SENTRY_END, sentry_table(json.loads(SENTRY.read_text(encoding="utf-8")))
         )
     return text
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import tooltrap.envs.episem  # noqa: F401  (defines the packaged benchmarks)
 import tooltrap.envs.sabench  # noqa: F401
+import tooltrap.envs.sentry  # noqa: F401
 from tooltrap.envs.core.reward import vocabulary_table
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "rewards.md"

@@ -500,6 +500,7 @@ def test_every_benchmark_reports_components_from_the_shared_vocabulary():
 def test_reward_vocabulary_table_is_current():
     import tooltrap.envs.episem  # noqa: F401
     import tooltrap.envs.sabench  # noqa: F401
+    import tooltrap.envs.sentry  # noqa: F401
     from tooltrap.envs.core.reward import vocabulary_table
 
     doc = Path(__file__).parent.parent / "docs" / "rewards.md"

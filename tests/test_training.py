@@ -439,11 +439,12 @@ def test_episem_demonstrations_cover_both_worlds_and_the_recovery(tiny_model):
     assert len(sft_dataset(mix[3], tok)) == 50
 
 
-def test_one_grpo_run_over_sabench_and_episem(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_sabench_episem_and_sentrybench(warm_model, mini_mix, tmp_path):
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [
         mini_mix[0],
+        EnvMix("SentryBench-Intake-v0", name="sentry"),
         EnvMix(
             "EpiSEM-Finance-v0",
             env_kwargs={"families": "fin-payment-approval-limit", "world": "safe"},
@@ -456,6 +457,21 @@ def test_one_grpo_run_over_sabench_and_episem(warm_model, mini_mix, tmp_path):
     assert set(picked) == set(factories)
     names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and "recovery" in names
-    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-episem")
+    assert "attack_success" in names and "containment" in names
+    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-three")
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     assert "rewards/unsafe_commit/mean" in log and "rewards/collateral_internal/mean" in log
+    assert "rewards/attack_success/mean" in log
+
+
+def test_sentry_demonstrations_are_the_careful_operators_episodes():
+    """SentryBench SFT rows: the careful operator's calls (reads, warranted actions, a reply per
+    follow-up turn) played through the env, every one reaching the correct outcome."""
+    from tooltrap.training import gold_rows
+
+    rows = gold_rows("SentryBench-v0")
+    assert len(rows) == 190
+    drift = [r for r in rows if r["task_id"].startswith("drift-")]
+    assert drift and all(
+        sum(m["role"] == "user" for m in r["messages"]) > 1 for r in drift
+    )  # follow-up turns

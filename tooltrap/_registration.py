@@ -6,6 +6,7 @@ import gymnasium as gym
 
 _SABENCH = "tooltrap.envs.sabench.benchmark:SABenchEnv"
 _EPISEM = "tooltrap.envs.episem.benchmark:EpiSEMEnv"
+_SENTRY = "tooltrap.envs.sentry.benchmark:SentryEnv"
 
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
@@ -20,6 +21,11 @@ ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
     "EpiSEM-DocumentAccess-v0": (_EPISEM, {"domain": "document_access"}),
     "EpiSEM-Finance-v0": (_EPISEM, {"domain": "finance"}),
     "EpiSEM-Travel-v0": (_EPISEM, {"domain": "travel"}),
+    "SentryBench-v0": (_SENTRY, {"subdomain": "all"}),
+    "SentryBench-Dispatch-v0": (_SENTRY, {"subdomain": "dispatch"}),
+    "SentryBench-Alerting-v0": (_SENTRY, {"subdomain": "alerting"}),
+    "SentryBench-Records-v0": (_SENTRY, {"subdomain": "records"}),
+    "SentryBench-Intake-v0": (_SENTRY, {"subdomain": "intake"}),
 }
 
 

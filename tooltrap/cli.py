@@ -20,7 +20,9 @@ def _summary(
     return {name: iv.to_dict() for name, iv in summary.items()}
 
 
-def _print_table(title: str, summary: dict[str, dict[str, float | int]], cluster: str) -> None:
+def _print_table(
+    title: str, summary: dict[str, dict[str, float | int]], cluster: str, plain: tuple[str, ...] = ()
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -31,6 +33,9 @@ def _print_table(title: str, summary: dict[str, dict[str, float | int]], cluster
         value = s["value"]
         if value != value:  # nan: empty denominator
             table.add_row(name, "-", "-", "0")
+            continue
+        if name in plain:
+            table.add_row(name, f"{value:.2f}", f"[{s['ci_low']:.2f}, {s['ci_high']:.2f}]", str(s["n"]))
             continue
         table.add_row(
             name, f"{100 * value:.1f}%", f"[{100 * s['ci_low']:.1f}, {100 * s['ci_high']:.1f}]", str(s["n"])
@@ -133,6 +138,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         + f", mean reward {mean_reward:.3f}",
         {k: v for k, v in summary.items() if k != "system_outcomes"},
         report_for(benchmark).cluster_label,
+        report_for(benchmark).plain_metrics,
     )
     if not model_level:
         print(

@@ -136,6 +136,11 @@ class Benchmark:
             found = self._toolsets[key] = Toolset(self.backends, include=key)
         return found
 
+    def follow_up(self, task: Task, variant: Variant | None, trace: Trace) -> str | None:
+        """The user's next turn after the agent's final answer (``trace.user_turns`` holds the turns so
+        far), or None to end the episode there. Default: none (one request, one answer)."""
+        return None
+
     def episode_hooks(self, task: Task, variant: Variant) -> Sequence[Hook]:
         """Hooks that are part of the benchmark's own semantics for this episode (an observation mask),
         run before any installed or wrapper hook. Default: none."""
@@ -706,6 +711,14 @@ class ToolEnv(gym.Env[str, str]):
         )
         self._consecutive_errors = self._consecutive_errors + 1 if all_failed else 0
 
+        follow_up: str | None = None
+        if terminal is not None and ends_as == "answer":
+            # a scripted user may answer the agent's reply (multi-turn conversations): not the end yet
+            follow_up = self.benchmark.follow_up(self.task, self.variant, trace)
+            if follow_up is not None:
+                terminal = None
+                trace.user_turns = [*trace.user_turns, {"step": step_no, "content": follow_up}]
+                record.observation = observation = f"{observation}\n\n{follow_up}"
         terminated = terminal is not None
         truncated = False
         if terminal is not None:
@@ -718,6 +731,11 @@ class ToolEnv(gym.Env[str, str]):
             truncated, trace.truncated = True, "max_steps"
 
         new_messages = self._step_messages(record, results, as_list)
+        if follow_up is not None:
+            if new_messages and new_messages[-1]["role"] == "user":  # an action-level error message
+                new_messages[-1] = {**new_messages[-1], "content": record.observation}
+            else:
+                new_messages.append({"role": "user", "content": follow_up})
         self.messages.extend(new_messages)
         info: dict[str, Any] = {"step": step_no, "messages": new_messages, "n_errors": trace.n_errors}
         reward = 0.0

@@ -238,6 +238,8 @@ class Trace:
     n_errors: int = 0
     #: failures of the simulated system itself (``backend_error``): never charged to the agent
     n_system_errors: int = 0
+    #: scripted user turns that answered the agent's replies (``Benchmark.follow_up``): step and content
+    user_turns: Sequence[dict[str, Any]] = ()
 
     @property
     def calls(self) -> list[CallRecord]:
@@ -285,4 +287,5 @@ class Trace:
             "error_counts": dict(sorted(self.error_counts.items())),
             "intercept_counts": dict(sorted(self.intercept_counts.items())),
             "overrides": [dict(o) for o in self.overrides],
+            **({"user_turns": [dict(t) for t in self.user_turns]} if self.user_turns else {}),
         }

@@ -8,6 +8,9 @@ Registered here (``tooltrap list`` shows every registered defense):
 * ``preview``: structured write preview: a write returns exactly what would change (entities, fields,
   who is notified, external reach) and commits only when the identical call is sent again.
 * ``preview-gate``: the gate's simulated user sees the structured preview before deciding.
+* ``caution``: a prompt-only preamble: do not act when in doubt, escalate (SentryBench paper, VI).
+* ``tgcc``: the trust gate: tool output marked untrusted, a heuristic injection detector, consequential
+  calls routed to a human on a manipulation signal or an over-broad record query.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from .base import DEFENSES, Defense, DefenseEntry, add_defense, apply_defense, register_defense
 from .confirmation import ConfirmationGate, ConfirmationPrompt, SimulatedPrincipal, confirmation_policy
 from .preview import WritePreview
+from .trust_gate import Caution, TrustGate
 
 add_defense(
     "preview-gate",
@@ -30,11 +34,13 @@ apply_mitigation = apply_defense
 __all__ = [
     "DEFENSES",
     "MITIGATIONS",
+    "Caution",
     "ConfirmationGate",
     "ConfirmationPrompt",
     "Defense",
     "DefenseEntry",
     "SimulatedPrincipal",
+    "TrustGate",
     "WritePreview",
     "add_defense",
     "apply_defense",

@@ -50,3 +50,16 @@ def named_entities(arguments: Any) -> set[str]:
         elif isinstance(value, list):
             stack.extend(value)
     return found
+
+
+def append_to_system(env: ToolEnv, info: dict[str, Any], text: str) -> tuple[str, list[dict[str, Any]]]:
+    """Add ``text`` to the episode's system message (a new one when there is none), in ``env``'s
+    conversation too; returns the new observation and messages (for a defense's ``reset``)."""
+    messages = [dict(m) for m in info["messages"]]
+    system = next((m for m in messages if m["role"] == "system"), None)
+    if system is None:
+        messages.insert(0, {"role": "system", "content": text})
+    else:
+        system["content"] = f"{system['content']}\n\n{text}"
+    env.messages = [dict(m) for m in messages]
+    return "\n\n".join(m["content"] for m in messages), messages

@@ -10,7 +10,7 @@ import gymnasium as gym
 from tooltrap.envs.core import CallRecord, EnvUsageError, Intercept, Task, ToolEnv, WriteRecord
 
 from .base import Defense, register_defense
-from .common import describe, is_write, named_entities, simulate
+from .common import append_to_system, describe, is_write, named_entities, simulate
 
 
 def confirmation_policy(ask_tool: str) -> str:
@@ -39,17 +39,8 @@ class ConfirmationPrompt(Defense):
             raise EnvUsageError(
                 "confirm-prompt needs a terminal tool that asks the user (ends_as='clarify' or 'escalate')."
             )
-        policy = confirmation_policy(ask)
-        messages = [dict(m) for m in info["messages"]]
-        system = next((m for m in messages if m["role"] == "system"), None)
-        if system is None:
-            messages.insert(0, {"role": "system", "content": policy})
-        else:
-            system["content"] = f"{system['content']}\n\n{policy}"
-        base.messages = [dict(m) for m in messages]
-        info = {**info, "messages": messages, "policy": {"confirm_before_write": True}}
-        observation = "\n\n".join(m["content"] for m in messages)
-        return observation, info
+        observation, messages = append_to_system(base, info, confirmation_policy(ask))
+        return observation, {**info, "messages": messages, "policy": {"confirm_before_write": True}}
 
 
 @runtime_checkable

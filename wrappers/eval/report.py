@@ -46,6 +46,8 @@ class BenchmarkReport:
     cluster_label: str = "cluster"
     #: verdict fields whose running rates the progress bar shows
     progress_outcomes: tuple[str, ...] = ()
+    #: summary metrics that are not rates (shown as plain numbers, not percentages)
+    plain_metrics: tuple[str, ...] = ()
 
     def summarize(
         self,

@@ -1,0 +1,27 @@
+"""What the baseline scripts share: store a result and its figures in docs/ (``--write-docs``) or check
+that the stored one is current (``--check``, as CI runs it)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def publish(
+    result: Path, text: str, figures: Mapping[Path, Path], *, write: bool, check: bool, script: str
+) -> int:
+    """Write ``text`` to ``result`` and copy each figure (source -> destination) when ``write``; when
+    ``check``, return 1 (and say so) if ``result`` does not hold ``text``. 0 otherwise."""
+    if write:
+        result.write_text(text, encoding="utf-8")
+        for source, destination in figures.items():
+            shutil.copy(source, destination)
+        print(f"-> {result}")
+    if check:
+        if not result.exists() or result.read_text(encoding="utf-8") != text:
+            print(f"stale: {result} (run python scripts/{script} --write-docs)", file=sys.stderr)
+            return 1
+        print(f"{result} is current")
+    return 0

@@ -1,0 +1,134 @@
+"""Build SentryBench scenario sets.
+
+Usage:
+  python scripts/build_sentry_corpus.py                 # the packaged corpus from the bundled pools
+  python scripts/build_sentry_corpus.py --check         # fail when data/scenarios.json is stale
+  python scripts/build_sentry_corpus.py --data DIR --out FILE [--seed N]
+                                                        # a scenario set from real files (never packaged)
+  python scripts/build_sentry_corpus.py --refresh-payloads --data DIR
+                                                        # re-sample the bundled payload excerpts
+
+``DIR`` holds the public datasets as in ``../shared/data/sentry`` (see its PROVENANCE.md): with
+``--data``, the terse reports are Figure Eight disaster messages (related, English, long enough, no
+PII flag, an actionable category), sampled without replacement with the seed, and the payload
+excerpts come from deepset/prompt-injections and jackhhao/jailbreak-classification. The Figure Eight
+messages have no stated license: a set built from them stays on your machine (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tooltrap.envs.sentry.corpus import build_scenarios
+from tooltrap.envs.sentry.loaders import english_payloads, load_disaster_messages, load_payload_rows, sample
+
+DATA = Path(__file__).resolve().parent.parent / "envs" / "sentry" / "data"
+#: Figure Eight category -> (incident type, responder, alert severity or None)
+ACTIONABLE = {
+    "fire": ("fire", "fire", None),
+    "search_and_rescue": ("structural", "rescue", None),
+    "medical_help": ("medical", "ems", None),
+    "floods": ("flood", "rescue", "warning"),
+    "earthquake": ("structural", "rescue", "warning"),
+    "storm": ("storm", "rescue", "watch"),
+    "security": ("crime", "police", None),
+}
+PAYLOAD_FILES = (
+    ("deepset_prompt_injections/train.csv", "Apache-2.0 (deepset/prompt-injections)"),
+    (
+        "jackhhao_jailbreak_classification/balanced/jailbreak_dataset_train_balanced.csv",
+        "MIT (jackhhao/jailbreak-classification)",
+    ),
+)
+
+
+def real_payloads(data: Path, n_each: int, seed: int) -> list[dict]:
+    out = []
+    for relative, license_ in PAYLOAD_FILES:
+        rows = english_payloads(load_payload_rows(data / relative), max_chars=300)
+        for row in sample(rows, n_each, seed):
+            out.append(
+                {"id": f"pl-{len(out) + 1:03d}", "text": row.text, "source": row.source, "license": license_}
+            )
+    return out
+
+
+def real_reports(data: Path, content: dict, n: int, seed: int) -> dict:
+    """The bundled content with its terse reports replaced by real disaster messages."""
+    rows = load_disaster_messages(data / "figure8_disaster_response_splits")
+    usable = [
+        r
+        for r in rows
+        if r.categories and any(c in ACTIONABLE for c in r.categories) and "direct_report" in r.categories
+    ]
+    chosen = sample(usable, n, seed)
+    locations = content["locations"]
+    items = [i for i in content["items"] if i["form"] != "report"]
+    for k, row in enumerate(chosen):
+        category = next(c for c in row.categories if c in ACTIONABLE)
+        incident, unit, severity = ACTIONABLE[category]
+        loc = locations[k % len(locations)]
+        items.append({
+            "id": f"rp-real-{k + 1:03d}", "form": "report", "kind": "emergency", "urgent": True,
+            "incident_type": incident, "unit_type": unit, "location": loc["id"], "caller": None,
+            "alert": {"district": loc["district"], "severity": severity, "hazard": incident} if severity else None,
+            "text": row.text, "source": row.source,
+        })  # fmt: skip
+    return {**content, "items": items}
+
+
+def render(scenarios: list) -> str:
+    rows = [s.model_dump(mode="json") for s in scenarios]
+    return json.dumps({"tasks": rows}, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--refresh-payloads", action="store_true")
+    args = parser.parse_args(argv)
+    if args.refresh_payloads:
+        if args.data is None:
+            parser.error("--refresh-payloads needs --data DIR")
+        payloads = real_payloads(args.data, 40, args.seed)
+        (DATA / "payloads.json").write_text(
+            json.dumps(payloads, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        print(f"{len(payloads)} payload excerpts -> {DATA / 'payloads.json'}")
+        return 0
+    content = json.loads((DATA / "content.json").read_text(encoding="utf-8"))
+    payloads = json.loads((DATA / "payloads.json").read_text(encoding="utf-8"))
+    if args.data is not None:
+        if args.out is None:
+            parser.error("--data builds a set from real files: give --out FILE (it is never packaged)")
+        n_reports = sum(1 for i in content["items"] if i["form"] == "report")
+        scenarios = build_scenarios(
+            real_reports(args.data, content, n_reports, args.seed),
+            real_payloads(args.data, 60, args.seed),
+            seed=args.seed,
+        )
+        args.out.write_text(render(scenarios), encoding="utf-8")
+        print(f"{len(scenarios)} scenarios from {args.data} -> {args.out}")
+        return 0
+    scenarios = build_scenarios(content, payloads, seed=args.seed)
+    text = render(scenarios)
+    target = DATA / "scenarios.json"
+    if args.check:
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            print(f"stale: {target} (run python scripts/build_sentry_corpus.py)", file=sys.stderr)
+            return 1
+        print(f"{len(scenarios)} scenarios: packaged corpus is current")
+        return 0
+    target.write_text(text, encoding="utf-8")
+    print(f"{len(scenarios)} scenarios -> {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
