@@ -1,0 +1,143 @@
+"""Reproduction of the AgentProp-Bench release's printed numbers from its result files (MIT; a user's
+copy, read where it lies: ``../shared/data/agentprop-release`` here). Pure functions over the rows.
+
+* :func:`release_interval` is the bootstrap that printed the release's intervals: a fresh
+  ``numpy.random.default_rng(42)`` per interval, ``rng.choice(values, size=n, replace=True)`` 1,000
+  times, percentiles by linear interpolation at 2.5 / 97.5 (integer-index resampling draws others);
+* :func:`hop_rates` rebuilds ``hop_rates.json`` from ``p2_all_rejudged.csv`` (semantic_wrong rows; the
+  release's S1 = ``eps >= 1``, S2 = ``eps >= 2``, S3 = not ensemble-correct: its S1/S2 come from the
+  ``eps`` column, a tool error on the injected call plus a heuristic-wrong answer, not from "injection
+  applied" as this library's env defines them);
+* judge agreement (heuristic vs the ensemble majority, Cohen's kappa), the interceptor's hallucination
+  with and without it, the tool-call rate, and the Spearman correlation of rejection and recovery.
+
+Numbers that need the 87 unreleased human labels cannot be recomputed; :data:`NOT_RECOMPUTABLE` names them.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .stats import cohens_kappa, spearman
+
+#: printed numbers that depend on the unreleased human labels
+NOT_RECOMPUTABLE = {
+    "human_vs_heuristic_kappa": 0.049,
+    "human_vs_ensemble_kappa": 0.432,
+    "human_vs_gpt4o_kappa": 0.567,
+    "calibrated_correct_rate": 0.62,
+}
+
+
+def read_rows(path: str | Path) -> list[dict[str, str]]:
+    with Path(path).open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _true(value: Any) -> bool:
+    return str(value).strip() == "True"
+
+
+def release_interval(
+    values: Sequence[float], n_resamples: int = 1000, seed: int = 42
+) -> dict[str, float] | None:
+    """``{"point", "lo", "hi"}`` as the release computed them (see the module docstring)."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = [rng.choice(array, size=array.size, replace=True).mean() for _ in range(n_resamples)]
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {"point": float(array.mean()), "lo": float(low), "hi": float(high)}
+
+
+def hop_rates(rows: Iterable[Mapping[str, str]]) -> dict[str, dict[str, Any]]:
+    """``hop_rates.json`` per model from ``p2_all_rejudged.csv`` rows."""
+    by_model: dict[str, list[Mapping[str, str]]] = {}
+    for row in rows:
+        if row["error_type"] == "semantic_wrong":
+            by_model.setdefault(row["model"], []).append(row)
+    out = {}
+    for model, group in sorted(by_model.items()):
+        s1 = [int(float(r["eps"]) >= 1) for r in group]
+        s2 = [int(float(r["eps"]) >= 2) for r in group]
+        s3 = [int(not _true(r["ensemble_correct"])) for r in group]
+        out[model] = {
+            "n": len(group),
+            "n_S1": sum(s1),
+            "n_S2": sum(s2),
+            "n_S3": sum(s3),
+            "p_S1": release_interval(s1),
+            "p_S2": release_interval(s2),
+            "p_S3": release_interval(s3),
+            "r_1_2": round(float(np.mean(s2) / np.mean(s1)), 4) if sum(s1) else None,
+            "r_2_3": release_interval([c for b, c in zip(s2, s3, strict=True) if b]),
+            "injection_to_error": release_interval([c for b, c in zip(s1, s3, strict=True) if b]),
+        }
+    return out
+
+
+def rejection_recovery_spearman(hops: Mapping[str, Mapping[str, Any]]) -> float:
+    """Spearman of p(S1) and r23 across models (the release reports 0.126): the same as rejection
+    (``1 - p_S1``) against recovery (``1 - r23``)."""
+    models = [m for m, h in hops.items() if h["r_2_3"] is not None]
+    return spearman([hops[m]["p_S1"]["point"] for m in models], [hops[m]["r_2_3"]["point"] for m in models])
+
+
+def ensemble_agreement(rows: Sequence[Mapping[str, str]]) -> dict[str, float]:
+    """On ``ensemble_judge.csv``: heuristic vs majority kappa, the unanimous rate, each judge's kappa."""
+    majority = [_true(r["majority"]) for r in rows]
+    out = {
+        "n": len(rows),
+        "heuristic_kappa": cohens_kappa([_true(r["heuristic_correct"]) for r in rows], majority),
+        "unanimous_rate": float(
+            np.mean([_true(r["unanimous_yes"]) or _true(r["unanimous_no"]) for r in rows])
+        ),
+    }
+    for judge in ("gpt4o", "gemini_25_flash", "gpt4o_mini"):
+        out[f"{judge}_kappa"] = cohens_kappa([_true(r[f"{judge}_verdict"]) for r in rows], majority)
+    return out
+
+
+def judge_agreement(rows: Sequence[Mapping[str, str]]) -> dict[str, float]:
+    """On ``judge_agreement.csv``: raw agreement and kappa of the heuristic against the oracle judge."""
+    heuristic = [_true(r["heuristic_correct"]) for r in rows]
+    oracle = [_true(r["oracle_correct"]) for r in rows]
+    return {
+        "n": len(rows),
+        "raw_agreement": float(np.mean(np.asarray(heuristic) == np.asarray(oracle))),
+        "cohens_kappa": cohens_kappa(heuristic, oracle),
+    }
+
+
+def interceptor_hallucination(rows: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], float]:
+    """(model, condition) -> the hallucination rate (not abstained and not correct) of interceptor files."""
+    groups: dict[tuple[str, str], list[bool]] = {}
+    for row in rows:
+        groups.setdefault((row["model"], row["condition"]), []).append(_true(row["hallucination"]))
+    return {key: float(np.mean(values)) for key, values in sorted(groups.items())}
+
+
+def tool_call_rate(rows: Iterable[Mapping[str, str]]) -> dict[str, float]:
+    """Per model: 1 - the share of sessions with no tool selected (the paper's Table 7)."""
+    groups: dict[str, list[bool]] = {}
+    for row in rows:
+        groups.setdefault(row["model"], []).append(bool(row["tool_selected"].strip()))
+    return {model: float(np.mean(values)) for model, values in sorted(groups.items())}
+
+
+def heuristic_correct(answer: str, reference: str) -> bool:
+    """The release's substring heuristic: the first 20 characters of the lower-cased reference in the
+    first 200 characters of the answer, or any of the reference's first 3 words longer than 3 characters
+    in the answer."""
+    a, r = (answer or "").lower(), (reference or "").lower()
+    if not a or not r:
+        return False
+    if r[:20] in a[:200]:
+        return True
+    return any(len(w) > 3 and w in a for w in r.split()[:3])
