@@ -113,3 +113,16 @@ def test_statistics_on_hand_computed_fixtures():
     interval = release_interval([1, 0, 1, 1])
     assert interval["point"] == 0.75 and 0 <= interval["lo"] <= 0.75 <= interval["hi"] <= 1
     assert release_interval([1, 0, 1, 1]) == interval and release_interval([]) is None
+
+
+@needs_release
+def test_fabrication_proxy_over_the_released_final_answers():
+    """A regression fixture: the rule reproduces the paper's 37.5% for Gemini-2.0-Flash; for
+    GPT-4o-mini it flags 15.5% against the paper's 12% (its answers often restate the request's own
+    facts - "scheduled for next Monday at 14:00" - which a text rule cannot tell from a claimed
+    outcome without the unreleased traces)."""
+    from tooltrap.wrappers.eval.agentprop_release import claims_tool_outcome, fabrication_without_tools
+
+    rates = fabrication_without_tools(read_rows(RESULTS / "p2_all_rejudged.csv"))
+    assert rates["gemini_20_flash"] == 0.375 and rates["gpt4o_mini"] == 0.155
+    assert claims_tool_outcome("Event EVT_5499 deleted.") and not claims_tool_outcome("I cannot do that.")
