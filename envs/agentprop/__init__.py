@@ -1,8 +1,21 @@
 """AgentProp-Bench: error propagation from a corrupted first tool call, fabricated tool use, and the
 interceptor (seed 003_ec3875cd178b8635; spec: ../shared/spec/agentprop.md). Work in progress (issue 13):
-the simulators and the injection rules; the tasks, envs, metrics and the reproduction come next."""
+the simulators, the injection rules and the tasks; the envs, stage metrics, fabrication and the
+interceptor come next (the release reproduction is in ``tooltrap.wrappers.eval.agentprop_release``)."""
 
 from .injection import INJECTION_TYPES, Injection, inject
 from .simulators import BACKENDS, RELEASE_TOOLS
+from .tasks import AgentPropTask, Fact, check_answer, generate, packaged_tasks
 
-__all__ = ["BACKENDS", "INJECTION_TYPES", "RELEASE_TOOLS", "Injection", "inject"]
+__all__ = [
+    "BACKENDS",
+    "INJECTION_TYPES",
+    "RELEASE_TOOLS",
+    "AgentPropTask",
+    "Fact",
+    "Injection",
+    "check_answer",
+    "generate",
+    "inject",
+    "packaged_tasks",
+]

@@ -358,7 +358,29 @@ class KnowledgeBackend(Backend):
         return {"query": query, "results": [dict(e) for _, _, e in sorted(scored)[:top_k]]}
 
 
-BACKENDS = (WeatherBackend, CalendarBackend, MedicalBackend, RetailBackend, KnowledgeBackend)
+class AnswerBackend(Backend):
+    domain = "answer"
+
+    @tool("terminal", ends_as="answer")
+    def final_answer(self, answer: str) -> dict:
+        """Give the final answer to the user and end the task.
+
+        Args:
+            answer: The answer, with the facts the tools returned.
+        """
+        return {"delivered": True}
+
+    @tool("terminal", ends_as="abstain")
+    def abstain(self, reason: str) -> dict:
+        """Say that the task cannot be answered reliably (for example after tool errors), and end it.
+
+        Args:
+            reason: Why no reliable answer can be given.
+        """
+        return {"delivered": True}
+
+
+BACKENDS = (WeatherBackend, CalendarBackend, MedicalBackend, RetailBackend, KnowledgeBackend, AnswerBackend)
 #: the release's tool names, in its order
 RELEASE_TOOLS = (
     "get_weather", "get_forecast", "get_historical", "create_event", "get_events", "delete_event",
