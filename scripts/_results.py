@@ -25,3 +25,16 @@ def publish(
             return 1
         print(f"{result} is current")
     return 0
+
+
+def write_or_check(target: Path, text: str, *, check: bool, script: str, what: str) -> int:
+    """Write a generated file, or (``check``) fail when the file on disk is not ``text``."""
+    if check:
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            print(f"stale: {target} (run python scripts/{script})", file=sys.stderr)
+            return 1
+        print(f"{what}: {target.name} is current")
+        return 0
+    target.write_text(text, encoding="utf-8")
+    print(f"{what} -> {target}")
+    return 0

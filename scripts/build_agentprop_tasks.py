@@ -9,6 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+try:
+    from _results import write_or_check
+except ImportError:  # imported as scripts.build_agentprop_tasks (from the tests)
+    from scripts._results import write_or_check
+
 from tooltrap.envs.agentprop.tasks import generate, render_tasks
 
 TARGET = Path(__file__).resolve().parent.parent / "envs" / "agentprop" / "data" / "tasks.json"
@@ -18,15 +23,8 @@ def main(argv: list[str]) -> int:
     tasks = generate(seed=0)
     text = render_tasks(tasks)
     counts = Counter(t.domain for t in tasks)
-    if "--check" in argv:
-        if not TARGET.exists() or TARGET.read_text(encoding="utf-8") != text:
-            print(f"stale: {TARGET} (run python scripts/build_agentprop_tasks.py)", file=sys.stderr)
-            return 1
-        print(f"{len(tasks)} tasks: packaged file is current")
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"{len(tasks)} tasks ({dict(counts)}) -> {TARGET}")
-    return 0
+    return write_or_check(TARGET, text, check="--check" in argv, script="build_agentprop_tasks.py",
+                          what=f"{len(tasks)} tasks ({dict(counts)})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -22,6 +22,11 @@ import json
 import sys
 from pathlib import Path
 
+try:
+    from _results import write_or_check
+except ImportError:  # imported as scripts.build_sentry_corpus (from the tests)
+    from scripts._results import write_or_check
+
 from tooltrap.envs.sentry.corpus import build_scenarios
 from tooltrap.envs.sentry.loaders import english_payloads, load_disaster_messages, load_payload_rows, sample
 
@@ -119,15 +124,9 @@ def main(argv: list[str]) -> int:
     scenarios = build_scenarios(content, payloads, seed=args.seed)
     text = render(scenarios)
     target = DATA / "scenarios.json"
-    if args.check:
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            print(f"stale: {target} (run python scripts/build_sentry_corpus.py)", file=sys.stderr)
-            return 1
-        print(f"{len(scenarios)} scenarios: packaged corpus is current")
-        return 0
-    target.write_text(text, encoding="utf-8")
-    print(f"{len(scenarios)} scenarios -> {target}")
-    return 0
+    return write_or_check(
+        target, text, check=args.check, script="build_sentry_corpus.py", what=f"{len(scenarios)} scenarios"
+    )
 
 
 if __name__ == "__main__":

@@ -21,7 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _results import publish
+try:
+    from _results import publish
+except ImportError:  # imported as scripts.episem_baselines (from the tests)
+    from scripts._results import publish
 
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent

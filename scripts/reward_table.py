@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import tooltrap.envs.episem  # noqa: F401  (defines the packaged benchmarks)
+import tooltrap.envs.agentprop.benchmark  # noqa: F401  (defines the packaged benchmarks)
+import tooltrap.envs.episem  # noqa: F401
 import tooltrap.envs.sabench  # noqa: F401
 import tooltrap.envs.sentry  # noqa: F401
 from tooltrap.envs.core.reward import vocabulary_table

@@ -498,6 +498,7 @@ def test_every_benchmark_reports_components_from_the_shared_vocabulary():
 
 
 def test_reward_vocabulary_table_is_current():
+    import tooltrap.envs.agentprop.benchmark  # noqa: F401
     import tooltrap.envs.episem  # noqa: F401
     import tooltrap.envs.sabench  # noqa: F401
     import tooltrap.envs.sentry  # noqa: F401

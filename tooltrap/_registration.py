@@ -7,6 +7,7 @@ import gymnasium as gym
 _SABENCH = "tooltrap.envs.sabench.benchmark:SABenchEnv"
 _EPISEM = "tooltrap.envs.episem.benchmark:EpiSEMEnv"
 _SENTRY = "tooltrap.envs.sentry.benchmark:SentryEnv"
+_AGENTPROP = "tooltrap.envs.agentprop.benchmark:AgentPropEnv"
 
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
@@ -26,6 +27,12 @@ ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
     "SentryBench-Alerting-v0": (_SENTRY, {"subdomain": "alerting"}),
     "SentryBench-Records-v0": (_SENTRY, {"subdomain": "records"}),
     "SentryBench-Intake-v0": (_SENTRY, {"subdomain": "intake"}),
+    "AgentProp-v0": (_AGENTPROP, {"domain": "core"}),
+    "AgentProp-Weather-v0": (_AGENTPROP, {"domain": "weather"}),
+    "AgentProp-Calendar-v0": (_AGENTPROP, {"domain": "calendar"}),
+    "AgentProp-Medical-v0": (_AGENTPROP, {"domain": "medical"}),
+    "AgentProp-Knowledge-v0": (_AGENTPROP, {"domain": "knowledge"}),
+    "AgentProp-Retail-v0": (_AGENTPROP, {"domain": "retail"}),
 }
 
 
