@@ -92,6 +92,9 @@ class AgentPropVerdict:
     s3: bool
     correct: bool
     abstained: bool
+    #: the interceptor turned the episode into an abstention; whether the answer it replaced was right
+    intercepted: bool
+    answer_correct: bool
     fabricated: bool
     tool_calls: int
     n_invalid_calls: int
@@ -195,8 +198,12 @@ class AgentProp(Benchmark):
         applicable = None if kind == "none" else bool(first is not None and first.rewrites)
         s1 = bool(applicable)
         s2 = s1 and first is not None and first.ok
-        answer = (trace.terminal_arguments or {}).get("answer", "") if trace.disposition == "answer" else ""
+        given = str((trace.terminal_arguments or {}).get("answer") or "")
+        answer = given if trace.disposition == "answer" else ""
         correct = check_answer(answer, task.reference)
+        intercepted = any(o.get("kind") == "interceptor" for o in trace.overrides) or any(
+            c.intercept and c.intercept.get("kind") == "interceptor" for c in trace.calls
+        )
         return AgentPropVerdict(
             task_id=task.id,
             domain=task.domain,
@@ -208,6 +215,8 @@ class AgentProp(Benchmark):
             s3=not correct,
             correct=correct,
             abstained=trace.disposition == "abstain",
+            intercepted=intercepted,
+            answer_correct=check_answer(given, task.reference),
             fabricated=fabricated(answer, trace, task.instruction),
             tool_calls=len(tools),
             n_invalid_calls=trace.n_errors,

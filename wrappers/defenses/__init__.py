@@ -11,12 +11,16 @@ Registered here (``tooltrap list`` shows every registered defense):
 * ``caution``: a prompt-only preamble: do not act when in doubt, escalate (SentryBench paper, VI).
 * ``tgcc``: the trust gate: tool output marked untrusted, a heuristic injection detector, consequential
   calls routed to a human on a manipulation signal or an over-broad record query.
+* ``interceptor``: the hallucination interceptor (AgentProp paper): tool errors, failure words and
+  numbers seen in no observation turn an answer into an abstention; operating points ``early``,
+  ``output-only``, ``tuned``, ``packaged``.
 """
 
 from __future__ import annotations
 
 from .base import DEFENSES, Defense, DefenseEntry, add_defense, apply_defense, register_defense
 from .confirmation import ConfirmationGate, ConfirmationPrompt, SimulatedPrincipal, confirmation_policy
+from .interceptor import OPERATING_POINTS, Interceptor
 from .preview import WritePreview
 from .trust_gate import Caution, TrustGate
 
@@ -36,6 +40,8 @@ __all__ = [
     "MITIGATIONS",
     "Caution",
     "ConfirmationGate",
+    "Interceptor",
+    "OPERATING_POINTS",
     "ConfirmationPrompt",
     "Defense",
     "DefenseEntry",
