@@ -21,17 +21,11 @@ import json
 from collections import deque
 from typing import Any, ClassVar
 
-from tooltrap.envs.core import EnvUsageError
+from tooltrap.envs.core import EnvUsageError, ToolCall
+from tooltrap.envs.episem.backends import AUDIT_TOOL
+from tooltrap.envs.episem.world import facts_in, value_at
 
 from .base import Agent
-
-AUDIT_TOOL = "audit_lookup"
-
-
-def _value_at(result: Any, path: str) -> tuple[bool, Any]:
-    from tooltrap.envs.episem.world import value_at
-
-    return value_at(result, path)
 
 
 class EvidenceAgent(Agent):
@@ -84,14 +78,12 @@ class EvidenceAgent(Agent):
         result = shown.get("result")
         call = self.last
         if call.name == AUDIT_TOOL:
-            from tooltrap.envs.episem.world import facts_in
-
             self.known.update(facts_in(result, self.task))
             return
         for atom in self.task.atoms:
             for e in atom.exposures:
                 if e.tool == call.name and e.arguments == call.arguments:
-                    found, value = _value_at(result, e.path)
+                    found, value = value_at(result, e.path)
                     if found:
                         self.known[atom.id] = value
 
@@ -108,7 +100,6 @@ class EvidenceAgent(Agent):
         return out
 
     def _escalate(self, reason: str) -> Any:
-        from tooltrap.envs.core import ToolCall
 
         return ToolCall(name="escalate", arguments={"reason": reason})
 
@@ -124,8 +115,6 @@ class EvidenceAgent(Agent):
         # a careful agent recovers every missing fact the policy reads before it decides, even when what
         # it sees already settles legality (the paper's useful recovery restores all of them)
         if self.recovers and self.has_audit and unaudited:
-            from tooltrap.envs.core import ToolCall
-
             self.audited.append(unaudited[0])
             return self._send(ToolCall(name=AUDIT_TOOL, arguments={"record_id": unaudited[0]}))
         if misacting:

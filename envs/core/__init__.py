@@ -31,7 +31,7 @@ from .errors import (
 from .oracle import Oracle, mutating_calls, replay
 from .reward import REWARD_COMPONENTS, RewardConfig, RewardDefinitionError
 from .spaces import AnyText
-from .state import Change, State, canonical_json, copy_json
+from .state import Change, State, canonical_json, copy_json, json_strings
 from .tasks import (
     GOAL_CONDITIONS,
     Condition,
@@ -125,6 +125,7 @@ __all__ = [
     "canonical_json",
     "check_condition",
     "copy_json",
+    "json_strings",
     "did_you_mean",
     "goal_met",
     "load_package_tasks",

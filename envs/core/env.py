@@ -141,6 +141,11 @@ class Benchmark:
         far), or None to end the episode there. Default: none (one request, one answer)."""
         return None
 
+    def overbroad(self, name: str, arguments: Any) -> bool:
+        """Whether a call reaches further than a task needs (an over-broad record query: a
+        least-privilege check for gates). Default: never."""
+        return False
+
     def episode_hooks(self, task: Task, variant: Variant) -> Sequence[Hook]:
         """Hooks that are part of the benchmark's own semantics for this episode (an observation mask),
         run before any installed or wrapper hook. Default: none."""

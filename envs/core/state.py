@@ -33,6 +33,19 @@ def copy_json(value: Any) -> Any:
     return value
 
 
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value, in document order (for searching results as text without the
+    escaping ``json.dumps`` adds)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from json_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from json_strings(v)
+
+
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -122,6 +122,10 @@ class DecisionBackend(Backend):
         return {"escalated": True}
 
 
+#: the audit tool's name (the recoverable condition adds it to a task's tools)
+AUDIT_TOOL = "audit_lookup"
+
+
 class AuditBackend(Backend):
     """The independent audit system (the ``recoverable`` condition only)."""
 

@@ -4,6 +4,7 @@ and the env factory."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Collection, Sequence
 from functools import cache
@@ -17,15 +18,17 @@ from tooltrap.envs.core import (
     Backend,
     Benchmark,
     CallRecord,
-    Executor,
     Hook,
     State,
     TaskCache,
     TaskCheckError,
     TaskSet,
+    TaskValidationError,
     ToolCall,
     ToolEnv,
     Toolset,
+    UnknownNameError,
+    UnknownOptionError,
     Variant,
     VariantError,
     canonical_json,
@@ -33,14 +36,21 @@ from tooltrap.envs.core import (
     parse_tasks,
 )
 
-from .backends import AuditBackend, DecisionBackend
+from .backends import AUDIT_TOOL, AuditBackend, DecisionBackend
 from .domains import DOMAINS, domain_backends
 from .family import FamilySpec, compile_family, family_files, load_family
 from .reward import EpiSEMReward
 from .task import EpiSEMTask, Exposure
-from .world import AUDIT_CONTEXT, audit_index, dependent_paths, removal_order, world_collections
+from .world import (
+    AUDIT_CONTEXT,
+    audit_index,
+    dependent_paths,
+    read_runner,
+    removal_order,
+    world_collections,
+    world_state,
+)
 
-AUDIT_TOOL = "audit_lookup"
 #: the packaged, compiled corpus (built by ``scripts/build_episem.py`` from ``families/``)
 TASKS_RESOURCE = "data/tasks.json"
 
@@ -96,12 +106,7 @@ class EvidenceMask(Hook):
     def after_call(self, env: Any, record: CallRecord) -> None:
         if not record.ok or record.kind != "read" or record.name == AUDIT_TOOL or record.intercept:
             return
-        name, arguments = record.name, record.arguments
-
-        def run_on(state: State) -> Any:
-            executor = Executor(env.benchmark, env.task, state=state, variant=env.variant)
-            return executor.bound_tool(name)(**executor.toolset[name].validate(arguments))
-
+        run_on = read_runner(env.benchmark, env.task, env.variant, record.name, record.arguments)
         paths = dependent_paths(run_on, env.state, self.atoms, record.result)
         if paths is None:  # the call cannot run without the masked facts: show nothing of it
             paths = [f"$.{k}" for k in record.result] if isinstance(record.result, dict) else []
@@ -231,19 +236,9 @@ class EpiSEM(Benchmark):
         found = self._dependence.lookup(task, key)
         if found is not None:
             return found
-        variant = EvidenceVariant(world=world)  # type: ignore[arg-type]
-        state = State(
-            world_collections(task, world), now=task.initial_state.now, context=task.initial_state.context
-        )
-        executor = Executor(self, task, state=state, variant=variant)
-        toolset = self.toolset(task)
-
-        def run_on(s: State) -> Any:
-            return Executor(self, task, state=s, variant=variant).bound_tool(name)(
-                **toolset[name].validate(arguments)
-            )
-
-        result = executor.bound_tool(name)(**toolset[name].validate(arguments))
+        state = world_state(task, world)
+        run_on = read_runner(self, task, EvidenceVariant(world=world), name, arguments)  # type: ignore[arg-type]
+        result = run_on(state)
         out = {}
         for atom in task.atoms:
             paths = dependent_paths(run_on, state, [atom], result)
@@ -309,8 +304,6 @@ def build_tasks(root: Path | None = None) -> list[EpiSEMTask]:
             try:
                 bench.check_task(task)
             except TaskCheckError as exc:
-                from tooltrap.envs.core import TaskValidationError
-
                 raise TaskValidationError(
                     exc.message, file=str(path), task_id=task.id, field=exc.field
                 ) from None
@@ -383,8 +376,6 @@ class EpiSEMEnv(ToolEnv):
         render_mode: str | None = None,
     ):
         if domain != "all" and domain not in DOMAINS:
-            from tooltrap.envs.core import UnknownOptionError
-
             raise UnknownOptionError(domain, ("all", *DOMAINS), what="domain")
         bench = benchmark()
         if corpus is not None:  # a copy of the authors' corpus (JSONL rows): its own tools
@@ -397,8 +388,6 @@ class EpiSEMEnv(ToolEnv):
                 try:
                     bench.check_task(task)
                 except TaskCheckError as exc:
-                    from tooltrap.envs.core import TaskValidationError
-
                     raise TaskValidationError(
                         exc.message, file=corpus, task_id=task.id, field=exc.field
                     ) from None
@@ -408,14 +397,10 @@ class EpiSEMEnv(ToolEnv):
         if domain != "all":
             pool = [t for t in pool if t.domain == domain]
         if families is not None:  # family ids or globs (one family: one toolset, for training)
-            import fnmatch
-
             patterns = [families] if isinstance(families, str) else list(families)
             known = sorted({t.family_id for t in pool})
             for pattern in patterns:
                 if not any(fnmatch.fnmatch(f, pattern) for f in known):
-                    from tooltrap.envs.core import UnknownNameError
-
                     raise UnknownNameError("family", pattern, known)
             pool = [t for t in pool if any(fnmatch.fnmatch(t.family_id, p) for p in patterns)]
         super().__init__(

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from tooltrap.envs.core import COMMIT_DISPOSITION, Trace
 
+from .backends import AUDIT_TOOL
 from .task import EpiSEMTask
 from .world import facts_in, value_at
 
 if TYPE_CHECKING:
     from .benchmark import EpiSEM
 
-AUDIT_TOOL = "audit_lookup"
 #: the engine's dispositions as EpiSEM names them
 DISPOSITIONS = {
     COMMIT_DISPOSITION: "completed",

@@ -23,12 +23,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltrap.envs.core import Executor, State
+from tooltrap.envs.core import Executor
 from tooltrap.envs.core.trace import omit_path
 
 from .benchmark import AUDIT_TOOL, EpiSEM, EvidenceVariant
 from .task import EpiSEMTask
-from .world import audit_index, dependent_paths, facts_in, leaves, removal_order, world_collections
+from .world import audit_index, dependent_paths, facts_in, leaves, read_runner, removal_order, world_state
 
 WORLDS = ("unsafe", "safe")
 
@@ -43,22 +43,11 @@ class PairCheck:
         return not self.problems
 
 
-def _state(task: EpiSEMTask, world: str, context: dict[str, Any] | None = None) -> State:
-    s = task.initial_state
-    return State(world_collections(task, world), now=s.now, context=context or s.context)
-
-
 def masked_observation(bench: EpiSEM, task: EpiSEMTask, world: str, mask: Iterable[str], call: Any) -> Any:
     """What a read call shows in ``world`` under ``mask`` (the env's masking, outside an episode)."""
     variant = EvidenceVariant(world=world, condition="suppressed", mask=tuple(mask))  # type: ignore[arg-type]
-    toolset = bench.toolset(task, variant)
-
-    def run_on(state: State) -> Any:
-        return Executor(bench, task, state=state, variant=variant).bound_tool(call.name)(
-            **toolset[call.name].validate(call.arguments)
-        )
-
-    state = _state(task, world)
+    run_on = read_runner(bench, task, variant, call.name, call.arguments)
+    state = world_state(task, world)
     result = run_on(state)
     paths = dependent_paths(run_on, state, [task.atom(a) for a in variant.mask or ()], result)
     if paths is None:
@@ -132,8 +121,6 @@ def _scalars(value: Any) -> Iterable[Any]:
 def check_pair(bench: EpiSEM, task: EpiSEMTask) -> PairCheck:
     """Every check of the module docstring on one pair."""
     from tooltrap.envs.core import ToolEnv
-
-    from .oracle import judge  # noqa: F401  (the env judges through the benchmark)
 
     report = PairCheck(task.id)
     problems = report.problems
@@ -226,7 +213,7 @@ def _number_in(value: float, text: str) -> bool:
 
 def _produced_ids(bench: EpiSEM, task: EpiSEMTask, call: Any) -> set[Any]:
     """Values a prepare call returns (a draft id the commit names)."""
-    executor = Executor(bench, task, state=_state(task, "safe"))
+    executor = Executor(bench, task, state=world_state(task, "safe"))
     out: set[Any] = set()
     reads = [c for c in task.gold_safe if bench.toolset(task).kinds.get(c.name) == "read"]
     for prior in [*reads, *task.gold_safe[len(reads) :]]:

@@ -123,6 +123,19 @@ def perturbed_state(state: State, atoms: Iterable[Atom]) -> State:
 RunOn = Callable[[State], Any]
 
 
+def read_runner(benchmark: Any, task: EpiSEMTask, variant: Any, name: str, arguments: Any) -> RunOn:
+    """The call ``name(arguments)`` as a function of the state it runs on (the same validation and tool
+    as the episode), for the perturbation runs."""
+    from tooltrap.envs.core import Executor
+
+    kwargs = benchmark.toolset(task, variant)[name].validate(arguments)
+
+    def run_on(state: State) -> Any:
+        return Executor(benchmark, task, state=state, variant=variant).bound_tool(name)(**kwargs)
+
+    return run_on
+
+
 def dependent_paths(run_on: RunOn, state: State, atoms: Collection[Atom], result: Any) -> list[str] | None:
     """The result paths of a call (``result`` on ``state``) that depend on any of ``atoms``; None when
     the call fails once they are perturbed (then nothing of it can be shown safely)."""

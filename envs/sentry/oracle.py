@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tooltrap.envs.core import Trace
+from tooltrap.envs.core import Trace, json_strings
 
 from .backends import CONSEQUENTIAL
 from .scenario import SentryScenario
@@ -64,13 +64,7 @@ class SentryVerdict:
 
 def _carried(result: Any, payload: str) -> bool:
     """Whether a result holds the payload (in any of its strings)."""
-    if isinstance(result, str):
-        return payload[:60] in result
-    if isinstance(result, dict):
-        return any(_carried(v, payload) for v in result.values())
-    if isinstance(result, list):
-        return any(_carried(v, payload) for v in result)
-    return False
+    return any(payload[:60] in text for text in json_strings(result))
 
 
 def judge(task: SentryScenario, trace: Trace) -> SentryVerdict:
