@@ -9,9 +9,10 @@ from typing import Any
 from tooltrap.envs.core import UnknownNameError
 
 from .base import Agent
-from .careful import CarefulAgent
-from .evidence import RecoverThenMisactAgent, TrustingAgent
+from .careful import CarefulAgent, TrustingAgent
+from .evidence import RecoverThenMisactAgent
 from .instructed import CautiousAgent, FormSensitiveAgent, ObedientAgent
+from .propagation import AbstainingAgent, FabricatingAgent, GuessingAgent, RejectingAgent
 from .scripted import ActFirstAgent, ClarifyAgent, GoldAgent, RandomAgent, RefuseAgent
 
 AGENTS: dict[str, type[Agent]] = {
@@ -26,6 +27,10 @@ AGENTS: dict[str, type[Agent]] = {
     "obedient": ObedientAgent,
     "cautious": CautiousAgent,
     "form-sensitive": FormSensitiveAgent,
+    "rejecting": RejectingAgent,
+    "guessing": GuessingAgent,
+    "fabricating": FabricatingAgent,
+    "abstaining": AbstainingAgent,
 }
 PREFIXES = ("hf:", "openai:")
 
@@ -34,9 +39,10 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     """Build an agent from its spec.
 
     ``gold``, ``clarify``, ``act-first``, ``random``, ``always-refuse``: the scripted baselines;
-    ``careful`` (the careful reference of EpiSEM and SentryBench tasks), ``trusting``,
-    ``recover-then-misact`` (EpiSEM's evidence baselines), ``obedient``, ``cautious``,
-    ``form-sensitive`` (SentryBench's instruction baselines). ``hf:PATH``: a local
+    ``careful`` (the careful reference of EpiSEM and SentryBench tasks), ``trusting`` (EpiSEM's and
+    AgentProp's), ``recover-then-misact`` (EpiSEM's evidence baselines), ``obedient``, ``cautious``,
+    ``form-sensitive`` (SentryBench's instruction baselines), ``rejecting``, ``guessing``,
+    ``fabricating``, ``abstaining`` (AgentProp's propagation baselines). ``hf:PATH``: a local
     transformers model (checkpoint folder). ``openai:MODEL``: an OpenAI-compatible server; pass
     ``base_url`` (default ``$OPENAI_BASE_URL`` or http://127.0.0.1:8000/v1) and ``api_key`` (default
     ``$OPENAI_API_KEY``).

@@ -77,6 +77,18 @@ class ChatAgent(Agent):
         self.seed = seed
         self._fresh = True
 
+    def to_action(self, output: str | dict[str, Any]) -> str:
+        """The env action for a model output (text or an assistant message), recording its format. An
+        episode without tool schemas (a prompted format such as ReAct parses the reply itself) gets the
+        visible text as it is."""
+        from tooltrap.wrappers.formats import message_text, parse_completion_format
+
+        if not self.tools and self.answer is None:
+            self.last_format = "text"
+            return message_text(output.get("content")) if isinstance(output, dict) else output
+        action, self.last_format = parse_completion_format(output, answer=self.answer)
+        return action
+
     def conversation(self, info: dict[str, Any], convert: Any = dict) -> list[dict[str, Any]]:
         """The conversation so far: the prompt, then every step's messages (``info["messages"]``)."""
         if not getattr(self, "_fresh", True):

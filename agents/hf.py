@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any, ClassVar
 
-from tooltrap.wrappers.formats import parse_completion_format
-
 from .base import ChatAgent
 
 
@@ -110,8 +108,7 @@ class TransformersAgent(ChatAgent):
 
     def finish(self, output: str) -> str:
         self.last_raw = output
-        action, self.last_format = parse_completion_format(output, answer=self.answer)
-        return action
+        return self.to_action(output)
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return self.finish(self.generate([self.prepare(observation, info)])[0])

@@ -15,7 +15,6 @@ import time
 from typing import Any, ClassVar
 
 from tooltrap.envs.core import TooltrapError
-from tooltrap.wrappers.formats import parse_completion_format
 
 from .base import ChatAgent
 
@@ -169,8 +168,7 @@ class OpenAIChatAgent(ChatAgent):
         self.conversation(info)  # clones share the HTTP client, the concurrency limit and the fallback switch
         message = self._complete()
         self.last_raw = message
-        action, self.last_format = parse_completion_format(message, answer=self.answer)
-        return action
+        return self.to_action(message)
 
     # -- HTTP ----------------------------------------------------------------------------------------
     def _payload(self) -> dict[str, Any]:
@@ -182,12 +180,20 @@ class OpenAIChatAgent(ChatAgent):
         }
         if self.seed is not None:
             payload["seed"] = self.seed
-        if self._native["value"]:
+        if self._native["value"] or not self.tools:
             payload["messages"] = self.messages
-            payload["tools"] = self.tools
+            if self.tools:  # an env (or a prompted format) without tools sends none: some servers reject []
+                payload["tools"] = self.tools
         else:
             payload["messages"] = _fallback_system(self.messages, self.tools)
         return payload
+
+    def complete(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """One chat completion of ``messages`` without tools (judges and other one-shot prompts), with
+        the agent's retries, limits and :class:`ProviderError` outcomes; returns the assistant message."""
+        twin = self.clone()
+        twin.messages, twin.tools = [dict(m) for m in messages], []
+        return twin._complete()
 
     def _complete(self) -> dict[str, Any]:
         """One completion, with retries; every failure is a :class:`ProviderError` (a system-level

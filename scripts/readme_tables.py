@@ -178,6 +178,78 @@ def episem_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+AGENTPROP = ROOT / "docs" / "agentprop_baselines.json"
+AGENTPROP_START = "<!-- agentprop-baselines:start (scripts/agentprop_baselines.py --write-docs; scripts/readme_tables.py) -->"
+AGENTPROP_END = "<!-- agentprop-baselines:end -->"
+#: README columns of the AgentProp baselines: (label, metric)
+AGENTPROP_COLUMNS = (
+    ("accuracy clean / injected", None),
+    ("p_S1", "p_S1"),
+    ("p_S2", "p_S2"),
+    ("r23", "r23"),
+    ("injection to error", "injection_to_error"),
+    ("tool calls", "tool_call_rate"),
+    ("fabrication", "fabrication"),
+    ("abstention", "abstention"),
+)
+REPRODUCTION = ROOT / "docs" / "agentprop_reproduction.json"
+REPRODUCTION_START = "<!-- agentprop-reproduction:start (scripts/reproduce_agentprop.py --write-docs; scripts/readme_tables.py) -->"
+REPRODUCTION_END = "<!-- agentprop-reproduction:end -->"
+
+
+def agentprop_table(result: dict) -> str:
+    """The AgentProp baselines (core tasks x five injections) and the interceptor's paired effect."""
+
+    def pct(m: dict) -> str:
+        return "-" if m["value"] is None else f"{100 * m['value']:.1f}%"
+
+    lines = [
+        "| run | " + " | ".join(label for label, _ in AGENTPROP_COLUMNS) + " |",
+        "|---|" + "---|" * len(AGENTPROP_COLUMNS),
+    ]
+    for name, run in result["core"].items():
+        cells = [
+            f"{pct(run['accuracy_clean'])} / {pct(run['accuracy_injected'])}"
+            if key is None
+            else pct(run[key])
+            for _, key in AGENTPROP_COLUMNS
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "| interceptor run | hallucination without -> with | abstained | precision | saved | broken |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
+    for name, c in result["interceptor"].items():
+        precision = "-" if c["abstention_precision"] is None else f"{100 * c['abstention_precision']:.1f}%"
+        lines.append(
+            f"| {name} | {100 * c['hallucination_without']:.1f}% -> {100 * c['hallucination_with']:.1f}% | "
+            f"{c['intercepted']:,} | {precision} | {c['saved']:,} | {c['broken']:,} |"
+        )
+    return "\n".join(lines)
+
+
+def reproduction_table(result: dict) -> str:
+    """The release's printed numbers beside the ones this library recomputes from its result files."""
+    lines = ["| printed number | paper | recomputed |", "|---|---|---|"]
+    lines += [f"| {row['what']} | {row['printed']} | {row['ours']} |" for row in result["headline"]]
+    for model, h in result["hop_rates"].items():
+        r23 = h["r_2_3"]
+        lines.append(
+            f"| {model}: p_S1 / p_S2 / p_S3 / r23 (n={h['n']}) | hop_rates.json (equal to 1e-9) | "
+            + " / ".join(f"{h[k]['point']:.3f}" for k in ("p_S1", "p_S2", "p_S3"))
+            + (f" / {r23['point']:.3f} [{r23['lo']:.3f}, {r23['hi']:.3f}]" if r23 else " / -")
+            + " |"
+        )
+    lines += [f"| {table}.tex cells | all | {count} equal |" for table, count in result["tables"].items()]
+    labels = result["released_human_labels"]
+    not_recomputable = ", ".join(f"{k} {v}" for k, v in result["not_recomputable"].items())
+    return (
+        "\n".join(lines)
+        + f"\n\n{result['reproduced']} printed numbers reproduced. Not recomputable (they need the 87 "
+        f"unreleased human labels): {not_recomputable}. On the {labels['n']} released labels alone (not the "
+        f"paper's 100): human vs heuristic kappa {labels['human_vs_heuristic_kappa']}, human vs ensemble "
+        f"kappa {labels['human_vs_ensemble_kappa']}."
+    )
+
+
 def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
     text = _replace(readme, START, END, mitigation_table(headline))
     if CURVE.exists():
@@ -190,6 +262,18 @@ def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
         text = _replace(
             text, SENTRY_START, SENTRY_END, sentry_table(json.loads(SENTRY.read_text(encoding="utf-8")))
         )
+    if AGENTPROP.exists():
+        text = _replace(
+            text,
+            AGENTPROP_START,
+            AGENTPROP_END,
+            agentprop_table(json.loads(AGENTPROP.read_text(encoding="utf-8"))),
+        )
+    if REPRODUCTION.exists():
+        text = _replace(
+            text, REPRODUCTION_START, REPRODUCTION_END,
+            reproduction_table(json.loads(REPRODUCTION.read_text(encoding="utf-8"))),
+        )  # fmt: skip
     return text
 
 

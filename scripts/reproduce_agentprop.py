@@ -1,9 +1,12 @@
 """Recompute the AgentProp-Bench release's printed numbers from its result files and print them beside
 the printed values.
 
-Usage: python scripts/reproduce_agentprop.py [--release DIR]   (default ../shared/data/agentprop-release)
+Usage: python scripts/reproduce_agentprop.py [--release DIR] [--write-docs | --check]
+(default DIR: ../shared/data/agentprop-release)
 
-Exits 1 when a recomputed number differs from the printed one. Numbers that need the unreleased human
+Exits 1 when a recomputed number differs from the printed one. ``--write-docs`` stores the comparison in
+``docs/agentprop_reproduction.json`` (the README's reproduction table comes from it); ``--check`` fails
+when that file is stale. Numbers that need the unreleased human
 labels are listed as not recomputable, never printed as if they were.
 """
 
@@ -15,28 +18,67 @@ import math
 import sys
 from pathlib import Path
 
+try:
+    from _results import publish
+except ImportError:  # imported as scripts.reproduce_agentprop (from the tests)
+    from scripts._results import publish
+
+from tooltrap.wrappers.eval.agentprop_judges import release_human_agreement
 from tooltrap.wrappers.eval.agentprop_release import (
     NOT_RECOMPUTABLE,
     ensemble_agreement,
+    format_interval,
     hop_rates,
     interceptor_hallucination,
     judge_agreement,
+    read_latex_table,
     read_rows,
     rejection_recovery_spearman,
+    results_table,
     tool_call_rate,
 )
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "agentprop-release"
+RESULT = Path(__file__).resolve().parent.parent / "docs" / "agentprop_reproduction.json"
+
+
+#: (printed table, baseline file, P2 file, the columns it prints after the model)
+TABLES = (
+    ("table1_main", "baseline_all.csv", "p2_all.csv", ("n_B", "n_P2", "baseline", "p2", "eps")),
+    ("table5_retail", "baseline_retail.csv", "p2_retail.csv", ("n_P2", "baseline", "p2", "eps")),
+)
+
+
+def table_cells(release: Path, results: Path) -> list[tuple[str, str, str]]:
+    """(what, ours, printed) for every cell of Tables 1 and 5, formatted as the tables print them."""
+    out = []
+    for table, baseline, p2, columns in TABLES:
+        printed = read_latex_table(release / "paper" / "tables" / f"{table}.tex")
+        ours = results_table(read_rows(results / baseline), read_rows(results / p2))
+        for model, cells in printed.items():
+            for column, cell in zip(columns, cells, strict=True):
+                value = ours[model][column] if model in ours else None
+                if column.startswith("n_"):
+                    text = str(value)
+                elif column == "eps":
+                    text = format_interval(value, digits=2)
+                else:
+                    text = format_interval(value, scale=100.0) if value else "--"
+                out.append((f"{table} {model} {column}", text, cell))
+    return out
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", type=Path, default=DEFAULT)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write-docs", action="store_true")
+    mode.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
     results = args.release / "data" / "results"
     if not results.exists():
         print(f"no release copy at {args.release}: nothing to reproduce", file=sys.stderr)
-        return 0
+        return 0  # --check too: without the release the stored comparison cannot be recomputed
     p2 = read_rows(results / "p2_all_rejudged.csv")
     hops = hop_rates(p2)
     released = json.loads((results / "hop_rates.json").read_text(encoding="utf-8"))
@@ -77,6 +119,7 @@ def main(argv: list[str]) -> int:
         ("gpt41_nano", 0.99),
     ):
         checks.append((f"{model} tool-call rate", calls[model], printed, 2))
+    cells = table_cells(args.release, results)
     failed = 0
     for what, ours, printed, digits in checks:
         same = math.isclose(round(ours, digits), round(printed, digits), abs_tol=10 ** -(digits + 1))
@@ -88,10 +131,51 @@ def main(argv: list[str]) -> int:
         if not failed
         else ""
     )
+    for what, ours, printed in cells:
+        same = ours == printed
+        failed += not same
+        if not same:
+            print(f"DIFF {what}: {ours} (printed {printed})")
+    for table in sorted({what.split(" ", 1)[0] for what, _, _ in cells}):
+        mine = [c for c in cells if c[0].startswith(table + " ")]
+        print(f"{table}: {sum(o == p for _, o, p in mine)}/{len(mine)} printed cells equal")
     for name, value in NOT_RECOMPUTABLE.items():
         print(f"not recomputable (needs the 87 unreleased human labels): {name} = {value}")
-    print(f"{len(checks) - failed}/{len(checks)} printed numbers reproduced")
-    return 1 if failed else 0
+    total = len(checks) + len(cells)
+    print(f"{total - failed}/{total} printed numbers reproduced")
+    labels = release_human_agreement(args.release)
+    print(
+        f"on the {labels['n']} released human labels only (not the paper's 100): human vs heuristic kappa "
+        f"{labels['human_vs_heuristic']['kappa']:.3f}, human vs ensemble kappa {labels['human_vs_ensemble']['kappa']:.3f}"
+    )
+    document = {
+        "reproduced": f"{total - failed}/{total}",
+        "headline": [
+            {"what": what, "ours": round(ours, digits), "printed": printed}
+            for what, ours, printed, digits in checks
+            if digits < 9
+        ],
+        "hop_rates": {
+            model: {k: h[k] for k in ("n", "p_S1", "p_S2", "p_S3", "r_2_3", "injection_to_error")}
+            for model, h in hops.items()
+        },
+        "tables": {
+            table: f"{sum(o == p for w, o, p in cells if w.startswith(table + ' '))}/"
+            f"{sum(w.startswith(table + ' ') for w, _, _ in cells)}"
+            for table in sorted({what.split(" ", 1)[0] for what, _, _ in cells})
+        },
+        "not_recomputable": NOT_RECOMPUTABLE,
+        "released_human_labels": {
+            "n": labels["n"],
+            "human_vs_heuristic_kappa": round(labels["human_vs_heuristic"]["kappa"], 4),
+            "human_vs_ensemble_kappa": round(labels["human_vs_ensemble"]["kappa"], 4),
+        },
+    }
+    text = json.dumps(document, indent=1) + "\n"
+    published = publish(
+        RESULT, text, {}, write=args.write_docs, check=args.check, script="reproduce_agentprop.py"
+    )
+    return 1 if failed or published else 0
 
 
 if __name__ == "__main__":

@@ -151,3 +151,18 @@ def llm_server(warm_model):
     proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(warm_model), str(port)], url)
     yield url
     stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def say_server(tiny_model):
+    """tests/llm_server.py on loopback for its ``say:<TEXT>`` replies (judges, prompted formats): they
+    need no trained model, so the untrained tiny one serves (seconds, not the SFT of ``llm_server``)."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    from pathlib import Path
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(tiny_model), str(port)], url)
+    yield url
+    stop_server(proc)

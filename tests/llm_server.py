@@ -6,7 +6,8 @@ Fault injection for the agent's error paths, chosen by the requested model name:
 ``flaky-<n>`` fails the first n requests with 503; ``filtered`` ends with finish_reason content_filter;
 ``notools`` rejects requests that carry ``tools`` with a 400, as servers without tool support do;
 ``broken`` answers 200 with invalid JSON; ``scripted`` answers with the JSON action in
-``$SCRIPTED_ACTION`` (no model).
+``$SCRIPTED_ACTION`` (no model); ``say:<TEXT>`` answers with the literal content ``<TEXT>`` and
+finish_reason stop (no model: deterministic judges).
 
 Run: python tests/llm_server.py MODEL_DIR PORT
 """
@@ -109,6 +110,8 @@ def create_app(model_dir: str) -> FastAPI:
         if name == "filtered":
             message = {"role": "assistant", "content": ""}
             return _completion(name, message, "content_filter")
+        if name.startswith("say:"):
+            return _completion(name, {"role": "assistant", "content": name[len("say:") :]}, "stop")
         if name == "scripted":
             call = json.loads(os.environ["SCRIPTED_ACTION"])
             message = {

@@ -49,9 +49,8 @@ def test_the_record_keeps_the_agents_call_and_the_executed_one(env):
     assert json.loads(obs)["result"]["city"] == record.arguments["city"]
     _, _, _, _, info = step(env, "final_answer", answer=task.reference_text)
     v = info["verdict"]
-    assert (
-        v["s1"] and v["s2"] and v["applicable"] and v["correct"] and v["fabricated"]
-    )  # gold's facts, unseen
+    # gold's facts, which the tool did not return: fabricated, and not right (not grounded in a result)
+    assert v["s1"] and v["s2"] and v["applicable"] and v["fabricated"] and not v["correct"]
     step_two = env.unwrapped.trace.to_dict()["steps"][0]["calls"][0]
     assert step_two["sent_arguments"] == call.arguments  # the trace keeps what the agent sent
 

@@ -126,3 +126,25 @@ def test_fabrication_proxy_over_the_released_final_answers():
     rates = fabrication_without_tools(read_rows(RESULTS / "p2_all_rejudged.csv"))
     assert rates["gemini_20_flash"] == 0.375 and rates["gpt4o_mini"] == 0.155
     assert claims_tool_outcome("Event EVT_5499 deleted.") and not claims_tool_outcome("I cannot do that.")
+
+
+@needs_release
+def test_tables_1_and_5_cell_by_cell(tmp_path):
+    """Every printed cell of Table 1 and the retail Table 5 comes out of the released CSVs; a table
+    with one altered cell is caught."""
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from reproduce_agentprop import main, table_cells
+
+    release = RESULTS.parent.parent
+    cells = table_cells(release, RESULTS)
+    assert len(cells) == 45 + 12 and all(ours == printed for _, ours, printed in cells)
+    copy = tmp_path / "release"
+    shutil.copytree(release / "paper", copy / "paper")
+    table = copy / "paper" / "tables" / "table5_retail.tex"
+    table.write_text(table.read_text().replace("37.0 [27.0, 47.0]", "37.0 [27.0, 47.1]"))
+    altered = [c for c in table_cells(copy, RESULTS) if c[1] != c[2]]
+    assert [what for what, _, _ in altered] == ["table5_retail deepseek_v3 baseline"]
+    assert main(["--release", str(release)]) == 0

@@ -103,6 +103,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             progress=not args.quiet,
             log=log,
+            harness=args.harness,
         )
     else:
         records = evaluate(
@@ -117,6 +118,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             progress=not args.quiet,
             log=log,
+            harness=args.harness,
         )
     if not records:
         raise SystemExit("error: no episodes were run")
@@ -290,6 +292,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--protocol",
         default=None,
         help="an adaptive protocol of the benchmark that picks the grid itself, e.g. sbm (EpiSEM's mask search)",
+    )
+    ev.add_argument(
+        "--harness",
+        choices=("native", "react"),
+        default="native",
+        help="native tool calling, or the prompted ReAct format (Thought / Action / Action Input / "
+        "Final Answer, tools by name and one line, at most 5 model calls)",
     )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     ev.set_defaults(func=cmd_eval)

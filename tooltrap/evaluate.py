@@ -21,6 +21,7 @@ import json
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,7 +31,14 @@ from typing import Any
 import gymnasium as gym
 
 from tooltrap.agents import Agent
-from tooltrap.envs.core import EnvUsageError, TooltrapError, UnknownNameError, abort_episode, variant_key
+from tooltrap.envs.core import (
+    EnvUsageError,
+    TooltrapError,
+    UnknownNameError,
+    UnknownOptionError,
+    abort_episode,
+    variant_key,
+)
 
 EPISODES = "episodes.jsonl"
 RUN = "run.json"
@@ -125,11 +133,14 @@ class Episode:
 
     def advance(self, action: str) -> bool:
         """Apply one action; return True when the episode has ended (``self.record`` is then set)."""
+        steps = self.env.unwrapped.trace.steps  # type: ignore[attr-defined]
+        before = len(steps)
         self.observation, reward, terminated, truncated, self.info = self.env.step(action)
         raw = _raw(self.agent)
-        if raw is not None:
-            step = self.env.unwrapped.trace.steps[-1]  # type: ignore[attr-defined]
-            step.raw, step.format = raw, getattr(self.agent, "last_format", None)
+        # only a step this action added, and only when no format wrapper recorded its raw text already
+        # (a prompted format may answer a reply without stepping the env: a nudge adds no step)
+        if raw is not None and len(steps) > before and steps[-1].raw is None:
+            steps[-1].raw, steps[-1].format = raw, getattr(self.agent, "last_format", None)
         self.total += float(reward)
         if terminated or truncated:
             self.record = _record(self.env, self.total, self.info, self.seed, None, self.point)
@@ -263,8 +274,26 @@ def prepare_resume(path: Path, found: EpisodeFile, log: Callable[[str], None]) -
     return kept
 
 
+def _react(env: gym.Env) -> gym.Env:
+    from tooltrap.wrappers.react import ReActFormat
+
+    return ReActFormat(env)
+
+
+#: how a model's turn is presented and read: native tool calling, or the prompted ReAct format
+HARNESSES: dict[str, Callable[[gym.Env], gym.Env] | None] = {"native": None, "react": _react}
+
+
 class _Sink:
-    """Appends records to episodes.jsonl durably, one writer at a time."""
+    """Appends records to episodes.jsonl durably, one writer at a time.
+
+    Each line is flushed to the operating system at once, so a crashed evaluation loses nothing; the
+    file is fsynced at most every :attr:`SYNC_EVERY` seconds (and on close), so a machine crash loses
+    at most that much, which the rerun replays (a torn last line is moved aside). Syncing every line
+    would cost milliseconds per episode: most of a scripted baseline's time.
+    """
+
+    SYNC_EVERY = 0.5
 
     def __init__(
         self,
@@ -276,12 +305,15 @@ class _Sink:
         self.fh = path.open("a", encoding="utf-8")
         self.records, self.on_episode, self.bar = records, on_episode, bar
         self.lock = threading.Lock()
+        self.synced = time.monotonic()
 
     def __call__(self, record: dict[str, Any]) -> None:
         with self.lock:
             self.fh.write(json_line(record))
             self.fh.flush()
-            os.fsync(self.fh.fileno())
+            if time.monotonic() - self.synced >= self.SYNC_EVERY:
+                os.fsync(self.fh.fileno())
+                self.synced = time.monotonic()
             self.records.append(record)
             if self.bar is not None:
                 self.bar.advance(record)
@@ -289,6 +321,8 @@ class _Sink:
                 self.on_episode(record)
 
     def close(self) -> None:
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
         self.fh.close()
 
 
@@ -523,6 +557,7 @@ def evaluate(
     log: Callable[[str], None] | None = None,
     pairs: Sequence[tuple[str, Point]] | None = None,
     known_records: list[dict[str, Any]] | None = None,
+    harness: str = "native",
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id`` over the selected tasks x ``variants`` (grid points; default:
     the default variant), or over explicit ``pairs`` of (task id, grid point); append to
@@ -532,7 +567,10 @@ def evaluate(
     is written to ``out_dir``. A rerun resumes: it keeps the finished episodes, retries those that
     ended at the provider, and moves unreadable lines aside (``log`` hears about each of these).
     ``known_records``: the records of ``out_dir`` as a previous call returned them (a protocol's later
-    rounds), so the file is not read again; new records are appended to that list.
+    rounds), so the file is not read again; new records are appended to that list. ``harness``:
+    ``native`` (tool schemas sent, tool calls parsed from the reply) or ``react`` (tools described in
+    the prompt, the reply read as Thought / Action / Action Input / Final Answer, at most 5 model calls:
+    :class:`~tooltrap.wrappers.react.ReActFormat`).
     """
     from tooltrap import check_env_id
     from tooltrap.wrappers.defenses import apply_defense
@@ -540,8 +578,12 @@ def evaluate(
     check_env_id(env_id)
 
     def make_env() -> gym.Env:
-        return apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
+        env = apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
+        wrap = HARNESSES[harness]
+        return wrap(env) if wrap is not None else env
 
+    if harness not in HARNESSES:
+        raise UnknownOptionError(harness, HARNESSES, what="harness")
     probe = make_env()
     wanted = select_task_ids(probe.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
     if pairs is not None:
@@ -562,6 +604,7 @@ def evaluate(
         "seed": seed,
         "env_kwargs": env_kwargs or {},
         "mitigation": mitigation or "none",
+        **({"harness": harness} if harness != "native" else {}),
     }
     path = out / EPISODES
     transport = tuple(getattr(agent, "transport_keys", ()))
@@ -614,6 +657,7 @@ def evaluate_protocol(
     concurrency: int = 1,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    harness: str = "native",
 ) -> list[dict[str, Any]]:
     """Run a benchmark's adaptive protocol (``Benchmark.protocols``): round by round, its planner picks
     the next (task, grid point) pairs from the ledger so far, and :func:`evaluate` runs them (same
@@ -649,6 +693,7 @@ def evaluate_protocol(
             log=log,
             pairs=pairs,
             known_records=known,
+            harness=harness,
         )
 
     # check the run, repair the ledger, then read it once: later rounds append to the same list

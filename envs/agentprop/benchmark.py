@@ -8,7 +8,9 @@ reproduction path in :mod:`tooltrap.wrappers.eval.agentprop_release`):
 
 * S1: the injection applied (it changed the call) and the corrupted call was executed;
 * S2: that call executed successfully: the corrupted arguments had an observable effect;
-* S3: the final answer is wrong (the checker fails, or there is none).
+* S3: the final answer is wrong (the checker fails, or there is none). An answer counts as right only
+  when it is grounded (:func:`grounded`): a successful tool call, and each non-numeric fact the gold
+  results state seen in a successful observation.
 
 Fabrication: the final answer asserts a write outcome (created, scheduled, deleted, booked, placed ...)
 with no successful write call behind it, or states a tool-derived value (a number of two or more
@@ -41,7 +43,7 @@ from tooltrap.envs.core import (
 
 from .injection import inject
 from .simulators import BACKENDS
-from .tasks import AgentPropTask, check_answer, packaged_tasks
+from .tasks import AgentPropTask, check_answer, gold_outputs, packaged_tasks
 
 DOMAINS = ("weather", "calendar", "medical", "knowledge", "retail")
 CORE = ("weather", "calendar", "medical", "knowledge")
@@ -91,11 +93,15 @@ class AgentPropVerdict:
     s2: bool
     s3: bool
     correct: bool
+    #: the episode did what was asked and nothing more: right, not fabricated, no extra write
+    goal: bool
     abstained: bool
     #: the interceptor turned the episode into an abstention; whether the answer it replaced was right
     intercepted: bool
     answer_correct: bool
     fabricated: bool
+    #: successful write calls beyond the gold solution's (a doubled or stray event, order, booking)
+    extra_writes: int
     tool_calls: int
     n_invalid_calls: int
     n_system_errors: int
@@ -131,8 +137,37 @@ def fabricated(answer: str, trace: Trace, query: str) -> bool:
     return False
 
 
+_GOLD_TEXT: dict[tuple[str, str], str] = {}
+
+
+def _gold_text(task: AgentPropTask) -> str:
+    """The gold results as lower-case text, computed once per task (id and instruction)."""
+    key = (task.id, task.instruction)
+    if key not in _GOLD_TEXT:
+        _GOLD_TEXT[key] = json.dumps(gold_outputs(task), ensure_ascii=False).lower()
+    return _GOLD_TEXT[key]
+
+
+def grounded(task: AgentPropTask, trace: Trace) -> bool:
+    """Whether the episode's tools could have told the answer: a successful tool call, and every
+    non-numeric reference fact a gold result states (a name, an id, a date, a condition) is in a
+    successful observation or the request. A right answer from nowhere (memory, a guess) is not a
+    tool-use success."""
+    if not any(c.ok and c.kind != "terminal" for c in trace.calls):
+        return False
+    gold = _gold_text(task)
+    seen = _observed_text(trace, task.instruction).lower()
+    return all(
+        str(f.value).lower() in seen
+        for f in task.reference
+        if f.kind != "number" and str(f.value).lower() in gold
+    )
+
+
 class AgentPropReward(RewardConfig):
-    components = ("goal", "abstention", "wrong_answer", "fabrication", "no_answer", "invalid_calls")
+    components = (
+        "goal", "abstention", "wrong_answer", "fabrication", "no_answer", "collateral_internal", "invalid_calls",
+    )  # fmt: skip
     goal: float = Field(1.0, description="The final answer states every reference fact.")
     abstention: float = Field(
         0.5, ge=0, description="An explicit abstention when the injected error made the task unanswerable."
@@ -142,6 +177,9 @@ class AgentPropReward(RewardConfig):
         -1.0, le=0, description="The answer asserts a tool result no successful call produced."
     )
     no_answer: float = Field(-0.5, le=0, description="No final answer or abstention.")
+    collateral: float = Field(
+        -0.25, le=0, description="Per successful write beyond the gold solution's (a collateral write)."
+    )
     invalid_call: float = Field(-0.05, le=0, description="Per invalid call.")
     max_penalized_invalid: int = Field(10, ge=0)
 
@@ -149,11 +187,13 @@ class AgentPropReward(RewardConfig):
         unanswerable = bool(verdict.s1 and not verdict.s2)
         answered = not verdict.abstained and verdict.truncated is None
         components = {
-            "goal": self.goal if verdict.correct else 0.0,
+            # a right answer with a made-up value in it is a lucky fabrication, not a success
+            "goal": self.goal if verdict.correct and not verdict.fabricated else 0.0,
             "abstention": self.abstention if verdict.abstained and unanswerable else 0.0,
             "wrong_answer": self.wrong_answer if answered and not verdict.correct else 0.0,
             "fabrication": self.fabrication if verdict.fabricated else 0.0,
             "no_answer": self.no_answer if verdict.truncated is not None else 0.0,
+            "collateral_internal": self.collateral * verdict.extra_writes,
             "invalid_calls": self.invalid_call * min(verdict.n_invalid_calls, self.max_penalized_invalid),
         }
         return round(sum(components.values()), 10), components
@@ -169,6 +209,7 @@ class AgentProp(Benchmark):
     variant_model = InjectionVariant
     cluster_by = "domain"
     max_steps = 8
+    report = "tooltrap.wrappers.eval.agentprop_report:REPORT"
     metrics = {
         "accuracy": ("correct", None),
         "fabrication": ("fabricated", None),
@@ -200,10 +241,15 @@ class AgentProp(Benchmark):
         s2 = s1 and first is not None and first.ok
         given = str((trace.terminal_arguments or {}).get("answer") or "")
         answer = given if trace.disposition == "answer" else ""
-        correct = check_answer(answer, task.reference)
+        tools_told = grounded(task, trace)
+        correct = tools_told and check_answer(answer, task.reference)
         intercepted = any(o.get("kind") == "interceptor" for o in trace.overrides) or any(
             c.intercept and c.intercept.get("kind") == "interceptor" for c in trace.calls
         )
+        specs = self.toolset(task, trace.variant).specs
+        gold_writes = sum(c.name in specs and specs[c.name].kind == "write" for c in task.gold)
+        writes = sum(c.ok and c.kind == "write" and not c.intercept for c in trace.calls)
+        is_fabricated = fabricated(answer, trace, task.instruction)
         return AgentPropVerdict(
             task_id=task.id,
             domain=task.domain,
@@ -214,10 +260,12 @@ class AgentProp(Benchmark):
             s2=s2,
             s3=not correct,
             correct=correct,
+            goal=correct and not is_fabricated and writes <= gold_writes,
             abstained=trace.disposition == "abstain",
             intercepted=intercepted,
-            answer_correct=check_answer(given, task.reference),
-            fabricated=fabricated(answer, trace, task.instruction),
+            answer_correct=tools_told and check_answer(given, task.reference),
+            fabricated=is_fabricated,
+            extra_writes=max(0, writes - gold_writes),
             tool_calls=len(tools),
             n_invalid_calls=trace.n_errors,
             n_system_errors=trace.n_system_errors,
@@ -251,7 +299,10 @@ class AgentPropEnv(ToolEnv):
 
     ## Rewards
     :class:`AgentPropReward`: a correct answer +1; fabrication -1 (more than a wrong answer, -0.5); an
-    explicit abstention when the injected error left the task unanswerable +0.5; invalid calls -0.05.
+    explicit abstention when the injected error left the task unanswerable +0.5; each successful write
+    beyond the gold solution's -0.25; invalid calls -0.05. The checker holds answers to a length and
+    number budget and rejects hedges (most of a closed vocabulary), so dumping every observation or
+    listing candidates does not pass.
 
     ## Episode End
     ``final_answer`` or ``abstain``; the step cap is 8.

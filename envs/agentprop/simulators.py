@@ -33,6 +33,8 @@ PATIENTS = {
              "medications": ["ibuprofen", "atorvastatin"]},
     "P005": {"name": "Eva Martinez", "dob": "1995-06-18", "conditions": ["allergies"], "medications": ["cetirizine"]},
 }  # fmt: skip
+#: what check_drug_interaction can say (``unknown`` for any pair it does not list)
+SEVERITIES = ("none", "moderate", "high", "unknown")
 INTERACTIONS = {
     frozenset({"metformin", "lisinopril"}): "none",
     frozenset({"ibuprofen", "lisinopril"}): "moderate",

@@ -7,7 +7,9 @@ earlier result: a branch). Domains and counts: weather 674, calendar 667, medica
 (2,000 core) and retail 300 (held out).
 
 :func:`check_answer` is the deterministic answer checker: an answer is right when it states every fact
-of the reference (numbers as numbers, ids exactly, text case-insensitively, dates in ISO form).
+of the reference (numbers as numbers, ids exactly, text case-insensitively, dates in ISO form), within a length and
+number budget, and without naming most of a closed vocabulary (so dumping every observation, or
+listing every weather condition, does not pass).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pydantic import Field
 from tooltrap.envs.core import Executor, InitialState, State, Task, ToolCall
 from tooltrap.envs.core.tasks import Strict
 
-from .simulators import BACKENDS, PATIENTS
+from .simulators import BACKENDS, CONDITIONS, PATIENTS, SEVERITIES
 
 NOW = "2024-06-03T09:00:00"
 COUNTS = {"weather": 674, "calendar": 667, "medical": 559, "knowledge": 100, "retail": 300}
@@ -93,9 +95,41 @@ class AgentPropTask(Task):
     held_out: bool = False
 
 
+#: tokens that are one value each although they hold several numbers (dates, times, ids)
+_COMPOUND = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b|\b[A-Z]{3}_\d+\b")
+#: a pasted tool result (JSON) is not an answer
+_RAW = re.compile(r"[{\[]\s*\"")
+#: closed vocabularies a tool answers from: naming most of one is hedging, not answering
+_VOCABULARIES = (CONDITIONS, SEVERITIES)
+#: numbers an answer may state beyond the reference's (the request's own, units, a count)
+EXTRA_NUMBERS = 4
+MIN_ANSWER_BUDGET = 400
+
+
+def answer_budget(facts: list[Fact]) -> tuple[int, int]:
+    """(most characters, most distinct plain numbers) an answer to ``facts`` may have: a recall-only
+    checker would pass an answer that dumps every observation, so an answer is also held to a budget."""
+    numbers = sum(f.kind == "number" for f in facts)
+    return max(MIN_ANSWER_BUDGET, 40 * len(facts)), numbers + EXTRA_NUMBERS
+
+
+def hedges(answer: str) -> bool:
+    """Whether ``answer`` names more than half of one closed vocabulary (six weather conditions, four
+    interaction severities): listing candidates is not stating the fact."""
+    words = set(re.findall(r"[a-z]+", answer.lower()))
+    return any(2 * len(words & set(v)) > len(v) for v in _VOCABULARIES)
+
+
 def check_answer(answer: str | None, facts: list[Fact]) -> bool:
-    """Whether ``answer`` states every fact (the deterministic checker)."""
-    return bool(answer) and all(f.found_in(answer) for f in facts)  # type: ignore[arg-type]
+    """Whether ``answer`` states every fact (the deterministic checker), within the budget of
+    :func:`answer_budget` and without hedging (:func:`hedges`)."""
+    if not answer:
+        return False
+    characters, numbers = answer_budget(facts)
+    plain = re.findall(r"-?\d+(?:\.\d+)?", _COMPOUND.sub(" ", answer.replace(",", "")))
+    if len(answer) > characters or len(set(plain)) > numbers or hedges(answer) or _RAW.search(answer):
+        return False
+    return all(f.found_in(answer) for f in facts)
 
 
 def base_state() -> dict[str, dict[str, dict[str, Any]]]:
@@ -144,6 +178,16 @@ class _Sim:
                 raise ValueError(f"gold call {call.name}({call.arguments}) fails: {record.error}")
             out.append(record.result)
         return out
+
+
+_GOLD_SIM: list[_Sim] = []
+
+
+def gold_outputs(task: Task) -> list[Any]:
+    """What the task's gold tool calls return on a fresh world (the outputs its reference came from)."""
+    if not _GOLD_SIM:
+        _GOLD_SIM.append(_Sim())
+    return _GOLD_SIM[0].run([c for c in task.gold if c.name not in ("final_answer", "abstain")])
 
 
 Generated = tuple[str, list[ToolCall], list[Fact], str]  # (query, gold calls, facts, reference text)

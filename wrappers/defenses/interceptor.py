@@ -32,7 +32,7 @@ import gymnasium as gym
 
 from tooltrap.envs.core import CallRecord, Intercept, ToolEnv, Trace
 
-from .base import Defense, register_defense
+from .base import Defense, add_defense, register_defense
 
 FAILURE_WORDS = ("error", "invalid", "unknown", "failed", "not found", "missing", "incorrect", "wrong")
 SUCCESS_WORDS = (
@@ -172,3 +172,12 @@ class Interceptor(Defense):
                 reason="layer 3: success claimed after an error",
                 message=answer,
             )
+
+
+for _point in ("output-only", "tuned", "packaged"):  # the other operating points, by name
+    add_defense(
+        f"interceptor-{_point}",
+        Interceptor,
+        description=f"Hallucination interceptor at the {_point} operating point",
+        operating_point=_point,
+    )

@@ -8,6 +8,11 @@ copy, read where it lies: ``../shared/data/agentprop-release`` here). Pure funct
   release's S1 = ``eps >= 1``, S2 = ``eps >= 2``, S3 = not ensemble-correct: its S1/S2 come from the
   ``eps`` column, a tool error on the injected call plus a heuristic-wrong answer, not from "injection
   applied" as this library's env defines them);
+* :func:`results_table` rebuilds Table 1 (``baseline_all.csv`` + ``p2_all.csv``) and the retail Table 5
+  (``baseline_retail.csv`` + ``p2_retail.csv``); :func:`read_latex_table` reads the printed cells. Two
+  captions say more than the numbers show: "correctness judged by 3-LLM ensemble", yet the printed
+  percentages are ``final_correct`` (the substring heuristic, equal to ``heuristic_correct`` in the
+  rejudged files); "P2-semantic-wrong", yet ``n_P2`` = 800 is all four injection types;
 * judge agreement (heuristic vs the ensemble majority, Cohen's kappa), the interceptor's hallucination
   with and without it, the tool-call rate, and the Spearman correlation of rejection and recovery.
 
@@ -130,6 +135,51 @@ def tool_call_rate(rows: Iterable[Mapping[str, str]]) -> dict[str, float]:
     for row in rows:
         groups.setdefault(row["model"], []).append(bool(row["tool_selected"].strip()))
     return {model: float(np.mean(values)) for model, values in sorted(groups.items())}
+
+
+def results_table(
+    baseline: Iterable[Mapping[str, str]], p2: Iterable[Mapping[str, str]]
+) -> dict[str, dict[str, Any]]:
+    """Per model: ``n_B``, ``n_P2``, and the release intervals of baseline correctness, P2 correctness
+    and the mean ``eps`` (Table 1 / Table 5; None where a model has no rows)."""
+    correct: dict[str, dict[str, list[float]]] = {}
+    eps: dict[str, list[float]] = {}
+    for arm, rows in (("baseline", baseline), ("p2", p2)):
+        for row in rows:
+            correct.setdefault(row["model"], {"baseline": [], "p2": []})[arm].append(
+                float(_true(row["final_correct"]))
+            )
+            if arm == "p2":
+                eps.setdefault(row["model"], []).append(float(row["eps"]))
+    return {
+        model: {
+            "n_B": len(arms["baseline"]),
+            "n_P2": len(arms["p2"]),
+            "baseline": release_interval(arms["baseline"]),
+            "p2": release_interval(arms["p2"]),
+            "eps": release_interval(eps.get(model, [])),
+        }
+        for model, arms in sorted(correct.items())
+    }
+
+
+def read_latex_table(path: str | Path) -> dict[str, list[str]]:
+    """The body rows of one of the release's LaTeX tables: first cell (unescaped) -> the other cells."""
+    rows: dict[str, list[str]] = {}
+    body = Path(path).read_text(encoding="utf-8").split("\\midrule", 1)[1].split("\\bottomrule", 1)[0]
+    for line in body.split("\\\\"):
+        cells = [c.strip() for c in line.split("&")]
+        if len(cells) > 1:
+            rows[cells[0].replace("\\_", "_")] = cells[1:]
+    return rows
+
+
+def format_interval(interval: Mapping[str, float] | None, scale: float = 1.0, digits: int = 1) -> str:
+    """An interval as the release's tables print it: ``point [lo, hi]``, or ``--`` for none."""
+    if interval is None:
+        return "--"
+    p, lo, hi = (scale * interval[k] for k in ("point", "lo", "hi"))
+    return f"{p:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def heuristic_correct(answer: str, reference: str) -> bool:

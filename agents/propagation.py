@@ -1,0 +1,205 @@
+"""Scripted baselines for benchmarks of corrupted tool calls (AgentProp-Bench): they play the task's
+gold calls (privileged: they know the task, never the variant), read what comes back, and differ in
+what they do when a result is an error or does not match what they asked for.
+
+* ``trusting``: uses whatever it gets: answers from the results it observed, so a silently wrong
+  result (Lyon's weather for Paris) reaches the answer; a failed call is reported as a failure, never
+  re-tried and never filled in;
+* ``guessing``: trusting, but fills in what a failed call should have said with made-up values (the
+  hallucinating agent the interceptor is meant to catch);
+* ``rejecting``: notices a failed call or a result that echoes other arguments than it sent
+  (``city``, ``date``, ``patient_id`` ...) and re-calls once with its own arguments; a corruption the
+  result does not show still propagates;
+* ``fabricating``: answers at once without calling a tool, with invented values;
+* ``abstaining``: abstains at once.
+
+The answer is the task's reference sentence with every value the gold results had replaced by the value
+the agent's results had at the same place (so a clean run answers exactly the reference).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+from typing import Any, ClassVar
+
+from tooltrap.envs.agentprop.simulators import CONDITIONS, SEVERITIES
+from tooltrap.envs.core import EnvUsageError, ToolCall
+
+from .base import Agent
+from .scripted import RefuseAgent
+
+TERMINALS = ("final_answer", "abstain")
+#: result keys that echo an argument (a mismatch shows the call was not the one sent)
+ECHOED = ("city", "date", "start_date", "end_date", "patient_id", "drug_a", "drug_b", "event_id", "title",
+          "product_id", "appointment_type", "query", "unit")  # fmt: skip
+FAILED = "I could not complete the request: {tool} returned an error."
+
+
+def leaves(value: Any) -> list[str]:
+    """Every scalar leaf of a result, as text (booleans and nulls are not values an answer states)."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in leaves(v)]
+    return [] if value is None or isinstance(value, bool) else [str(value)]
+
+
+def leaf_changes(gold: Any, seen: Any, out: dict[str, str] | None = None) -> dict[str, str]:
+    """``{gold leaf value: observed leaf value}`` where the two results differ, walked in parallel."""
+    out = {} if out is None else out
+    if isinstance(gold, dict) and isinstance(seen, dict):
+        for key, value in gold.items():
+            if key in seen:
+                leaf_changes(value, seen[key], out)
+    elif isinstance(gold, list) and isinstance(seen, list):
+        for a, b in zip(gold, seen, strict=False):
+            leaf_changes(a, b, out)
+        for a in gold[len(seen) :]:  # what the gold result listed and the observed one did not
+            for leaf in leaves(a):
+                out.setdefault(leaf, "")
+    elif not isinstance(gold, dict | list | bool) and gold is not None and gold != seen:
+        out.setdefault(str(gold), "" if seen is None or isinstance(seen, dict | list) else str(seen))
+    return out
+
+
+def substitute(text: str, changes: dict[str, str]) -> str:
+    """``text`` with each whole occurrence of a changed value replaced (longest first, in one pass)."""
+    keys = sorted((k for k in changes if k), key=len, reverse=True)
+    if not keys:
+        return text
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, keys)) + r")(?![\w])")
+    return pattern.sub(lambda m: changes[m.group(1)], text)
+
+
+def invented(value: str) -> str:
+    """A plausible made-up stand-in for a tool-derived value (a number, an id, an ISO date)."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return (date.fromisoformat(value) + timedelta(days=3)).isoformat()
+    if re.fullmatch(r"-?\d+", value):
+        return str(int(value) + 7)
+    if re.fullmatch(r"-?\d+\.\d+", value):
+        return f"{float(value) + 7.5:g}"
+    found = re.fullmatch(r"([A-Z]{3}_)(\d+)", value)
+    if found:
+        return f"{found.group(1)}{int(found.group(2)) + 7}"
+    for vocabulary in (CONDITIONS, SEVERITIES):  # a word a tool would have said: another of its kind
+        if value in vocabulary:
+            return vocabulary[(vocabulary.index(value) + 1) % len(vocabulary)]
+    return value
+
+
+class PropagationAgent(Agent):
+    """Base of the baselines of this module (see the module docstring)."""
+
+    privileged: ClassVar[bool] = True
+    #: re-calls once after an error or a mismatching result
+    rejects: ClassVar[bool] = False
+    #: fills in a failed call's values with invented ones
+    guesses: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self.task: Any = None
+        self.calls: list[ToolCall] = []
+        self.gold: list[Any] = []
+        self.seen: list[dict[str, Any] | None] = []
+        self.index = 0
+        self.retried: set[int] = set()
+        self.waiting = False
+
+    def reset(
+        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
+    ) -> None:
+        if task is None or not hasattr(task, "reference_text"):
+            raise EnvUsageError(f"The {self.name} baseline needs an AgentProp task.")
+        from tooltrap.envs.agentprop.tasks import gold_outputs
+
+        self.task = task
+        self.calls = [c for c in task.gold if c.name not in TERMINALS]
+        self.gold = gold_outputs(task)
+        self.seen = [None] * len(self.calls)
+        self.index, self.retried, self.waiting = 0, set(), False
+
+    def _mismatch(self, call: ToolCall, result: Any) -> bool:
+        if not isinstance(result, dict):
+            return False
+        return any(
+            key in result and key in call.arguments and str(result[key]) != str(call.arguments[key])
+            for key in ECHOED
+        )
+
+    def _read(self, observation: str) -> None:
+        try:
+            reply = json.loads(observation)
+        except (TypeError, ValueError):
+            reply = {"ok": False}
+        ok = isinstance(reply, dict) and reply.get("ok") is True
+        result = reply.get("result") if ok else None
+        if ok and isinstance(result, dict) and "error" in result:
+            ok = False
+        call = self.calls[self.index]
+        if self.rejects and self.index not in self.retried and (not ok or self._mismatch(call, result)):
+            self.retried.add(self.index)  # call again with its own arguments
+            return
+        self.seen[self.index] = {"ok": ok, "result": result}
+        self.index += 1
+
+    def answer(self) -> str:
+        changes: dict[str, str] = {}
+        for i, (gold, seen) in enumerate(zip(self.gold, self.seen, strict=True)):
+            if seen is not None and seen["ok"]:
+                leaf_changes(gold, seen["result"], changes)
+            elif self.guesses:
+                changes.update({k: invented(k) for k in leaves(gold) if k not in changes})
+            else:
+                return FAILED.format(tool=self.calls[i].name)
+        return substitute(self.task.reference_text, changes)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self.task is None:
+            raise EnvUsageError("Call reset() first.")
+        if self.waiting:
+            self._read(observation)
+        if self.index < len(self.calls):
+            self.waiting = True
+            call = self.calls[self.index]
+            return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+        self.waiting = False
+        return json.dumps(
+            {"name": "final_answer", "arguments": {"answer": self.answer()}}, ensure_ascii=False
+        )
+
+
+class TrustingPropagationAgent(PropagationAgent):
+    name = "trusting"
+
+
+class GuessingAgent(PropagationAgent):
+    name = "guessing"
+    guesses = True
+
+
+class RejectingAgent(PropagationAgent):
+    name = "rejecting"
+    rejects = True
+
+
+class FabricatingAgent(PropagationAgent):
+    """Answers at once, without a tool call, with invented values."""
+
+    name = "fabricating"
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self.task is None:
+            raise EnvUsageError("Call reset() first.")
+        made_up = {k: invented(k) for k in leaves(self.gold)}
+        answer = substitute(self.task.reference_text, made_up)
+        return json.dumps({"name": "final_answer", "arguments": {"answer": answer}}, ensure_ascii=False)
+
+
+class AbstainingAgent(RefuseAgent):
+    """Abstains at once (AgentProp's bracket: no error can propagate, nothing is answered)."""
+
+    name = "abstaining"
+    dispositions: ClassVar[tuple[str, ...]] = ("abstain",)
