@@ -3,10 +3,38 @@ that the stored one is current (``--check``, as CI runs it)."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+
+
+def baseline_parser(doc: str) -> argparse.ArgumentParser:
+    """The options every baseline script takes: ``--out DIR`` and ``--write-docs`` or ``--check``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument(
+        "--out", default=None, help="keep the runs and the report here (default: a temporary folder)"
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write-docs", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    return parser
+
+
+@contextmanager
+def run_folder(out: str | None) -> Iterator[Path]:
+    """``out``, or a temporary folder removed afterwards."""
+    if out is not None:
+        yield Path(out)
+        return
+    tmp = tempfile.mkdtemp()
+    try:
+        yield Path(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def publish(

@@ -14,18 +14,15 @@ stale.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 try:
-    from _results import publish
+    from _results import baseline_parser, publish, run_folder
 except ImportError:  # imported as scripts.agentprop_baselines (from the tests)
-    from scripts._results import publish
+    from scripts._results import baseline_parser, publish, run_folder
 
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
@@ -64,15 +61,9 @@ def run_all(out: Path) -> tuple[dict, dict]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write-docs", action="store_true")
-    mode.add_argument("--check", action="store_true")
+    parser = baseline_parser(__doc__)
     args = parser.parse_args(argv)
-    tmp = tempfile.mkdtemp() if args.out is None else None
-    out = Path(args.out or tmp)  # type: ignore[arg-type]
-    try:
+    with run_folder(args.out) as out:
         core, retail = run_all(out)
         tables = REPORT.build(core)
         held_out = REPORT.build(retail)
@@ -102,9 +93,6 @@ def main(argv: list[str]) -> int:
         return publish(
             RESULT, text, {}, write=args.write_docs, check=args.check, script="agentprop_baselines.py"
         )
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

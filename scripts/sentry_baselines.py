@@ -14,18 +14,15 @@ and figures in ``docs/`` (the README's table comes from them); ``--check`` fails
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 try:
-    from _results import publish
+    from _results import baseline_parser, publish, run_folder
 except ImportError:  # imported as scripts.sentry_baselines (from the tests)
-    from scripts._results import publish
+    from scripts._results import baseline_parser, publish, run_folder
 
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
@@ -70,16 +67,10 @@ def detector_numbers(data: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None)
+    parser = baseline_parser(__doc__)
     parser.add_argument("--data", type=Path, default=SHARED)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write-docs", action="store_true")
-    mode.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    tmp = tempfile.mkdtemp() if args.out is None else None
-    out = Path(args.out or tmp)  # type: ignore[arg-type]
-    try:
+    with run_folder(args.out) as out:
         runs = {}
         for agent in AGENTS:
             for defense in DEFENSES:
@@ -129,9 +120,6 @@ def main(argv: list[str]) -> int:
         return publish(
             RESULT, text, figures, write=args.write_docs, check=args.check, script="sentry_baselines.py"
         )
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -140,29 +140,27 @@ def stop_server(proc) -> None:
         proc.kill()
 
 
-@pytest.fixture(scope="session")
-def llm_server(warm_model):
-    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback."""
-    pytest.importorskip("fastapi")
-    from pathlib import Path
-
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(warm_model), str(port)], url)
-    yield url
-    stop_server(proc)
-
-
-@pytest.fixture(scope="session")
-def say_server(tiny_model):
-    """tests/llm_server.py on loopback for its ``say:<TEXT>`` replies (judges, prompted formats): they
-    need no trained model, so the untrained tiny one serves (seconds, not the SFT of ``llm_server``)."""
+def _serve(model_dir):
+    """Run tests/llm_server.py over ``model_dir`` on a free loopback port; yield its URL."""
     pytest.importorskip("fastapi")
     pytest.importorskip("httpx")
     from pathlib import Path
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(tiny_model), str(port)], url)
+    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(model_dir), str(port)], url)
     yield url
     stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def llm_server(warm_model):
+    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback."""
+    yield from _serve(warm_model)
+
+
+@pytest.fixture(scope="session")
+def say_server(tiny_model):
+    """tests/llm_server.py on loopback for its ``say:<TEXT>`` replies (judges, prompted formats): they
+    need no trained model, so the untrained tiny one serves (seconds, not the SFT of ``llm_server``)."""
+    yield from _serve(tiny_model)

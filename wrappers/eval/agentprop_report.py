@@ -24,7 +24,15 @@ from .agentprop import (
     stage_metrics,
 )
 from .bootstrap import Interval
-from .report import BenchmarkReport, json_safe, md_table, rates_csv, system_outcome_counts, write_texts
+from .report import (
+    BenchmarkReport,
+    json_safe,
+    md_table,
+    print_metric_table,
+    rates_csv,
+    system_outcome_counts,
+    write_texts,
+)
 
 #: the headline columns of the tables (all of :data:`METRICS` are in metrics.csv)
 HEADLINE = ("accuracy_clean", "accuracy_injected", "p_S1", "p_S2", "p_S3", "r12", "r23",
@@ -195,16 +203,12 @@ class AgentPropReport(BenchmarkReport):
         })  # fmt: skip
 
     def print_terminal(self, report: AgentPropTables) -> None:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(title="AgentProp-Bench: % [95% CI], tasks resampled")
-        table.add_column("metric")
-        for r in report.runs:
-            table.add_column(r.name, justify="right")
-        for m in METRICS:
-            table.add_row(m, *(_fmt(r.metrics[m]) for r in report.runs))
-        Console(width=240).print(table)
+        print_metric_table(
+            "AgentProp-Bench: % [95% CI], tasks resampled",
+            [r.name for r in report.runs],
+            [(m, [_fmt(r.metrics[m]) for r in report.runs]) for m in METRICS],
+            width=240,
+        )
         print(
             f"Spearman(rejection, recovery) across runs without a defense: {report.rejection_recovery_spearman:.3f}"
         )

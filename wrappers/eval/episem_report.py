@@ -27,7 +27,15 @@ from .bootstrap import (
     resample_counts,
 )
 from .episem import cofr, funnel_rates, per_task_metrics, task_table, usable
-from .report import BenchmarkReport, json_safe, md_table, rates_csv, system_outcome_counts, write_texts
+from .report import (
+    BenchmarkReport,
+    json_safe,
+    md_table,
+    print_metric_table,
+    rates_csv,
+    system_outcome_counts,
+    write_texts,
+)
 
 #: headline metrics in report order, with how they read
 METRICS: dict[str, str] = {
@@ -290,22 +298,15 @@ class EpiSEMReport(BenchmarkReport):
         return out
 
     def print_terminal(self, report: EpiSEMTables) -> None:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(
-            title=f"EpiSEM: task-level means [95% family-bootstrap CI], {report.n_resamples:,} resamples"
-        )
-        table.add_column("metric")
-        for r in report.runs:
-            table.add_column(r.name, justify="right")
-        for m in METRICS:
-            table.add_row(m, *(_fmt(r.metrics[m]) for r in report.runs))
-        for stage in FUNNEL:
-            table.add_row(
-                f"funnel: {stage}", *(_rate(r.funnel.get(stage, (math.nan, 0))) for r in report.runs)
-            )
-        Console(width=160).print(table)
+        rows = [(m, [_fmt(r.metrics[m]) for r in report.runs]) for m in METRICS]
+        rows += [
+            (f"funnel: {stage}", [_rate(r.funnel.get(stage, (math.nan, 0))) for r in report.runs])
+            for stage in FUNNEL
+        ]
+        print_metric_table(
+            f"EpiSEM: task-level means [95% family-bootstrap CI], {report.n_resamples:,} resamples",
+            [r.name for r in report.runs], rows, width=160,
+        )  # fmt: skip
 
 
 def _rate(value: tuple[float, int]) -> str:

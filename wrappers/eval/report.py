@@ -79,6 +79,22 @@ def _model_level(records: Sequence[dict[str, Any]]) -> np.ndarray:
     return np.array([not r.get("system_outcome") for r in records], dtype=bool)
 
 
+def print_metric_table(
+    title: str, runs: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]], *, width: int = 220
+) -> None:
+    """A terminal table with one row per metric and one column per run (``rows``: label, cells)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("metric")
+    for name in runs:
+        table.add_column(name, justify="right")
+    for label, cells in rows:
+        table.add_row(label, *cells)
+    Console(width=width).print(table)
+
+
 def system_outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Episodes ended by the provider (errors, timeouts, content filters), by kind, sorted."""
     counts = Counter(r["system_outcome"] for r in records if r.get("system_outcome"))

@@ -19,6 +19,7 @@ from .report import (
     Interval,
     json_safe,
     md_table,
+    print_metric_table,
     rates_csv,
     system_outcome_counts,
     write_texts,
@@ -241,16 +242,11 @@ class SentryReport(BenchmarkReport):
         return [frontier, curve]
 
     def print_terminal(self, report: SentryTables) -> None:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(title="SentryBench (model level): rate [95% CI] (n)")
-        table.add_column("metric")
-        for r in report.runs:
-            table.add_column(r.name, justify="right")
-        for m in METRICS:
-            table.add_row(m, *((_fmt_harm if m == "harm" else _fmt)(r.model[m]) for r in report.runs))
-        Console(width=220).print(table)
+        print_metric_table(
+            "SentryBench (model level): rate [95% CI] (n)",
+            [r.name for r in report.runs],
+            [(m, [(_fmt_harm if m == "harm" else _fmt)(r.model[m]) for r in report.runs]) for m in METRICS],
+        )
         for a, b in report.dominance:
             print(f"{a} dominates {b}")
 
