@@ -50,7 +50,7 @@ def _rates(agent: str, injection: str) -> dict[str, float]:
 
 def test_scripted_agents_make_the_metrics_move():
     trusting, rejecting = _rates("trusting", "semantic_wrong"), _rates("rejecting", "semantic_wrong")
-    assert trusting["s1"] == rejecting["s1"] == 1.0 and trusting["s2"] > 0.95
+    assert trusting["s1"] == rejecting["s1"] == 1.0 and trusting["s2"] >= 0.9
     assert trusting["s3"] > 0.5 and rejecting["s3"] < trusting["s3"] - 0.25  # it notices echoed mismatches
     assert _rates("rejecting", "missing_required")["correct"] == 1.0  # re-calls after the error
     assert (

@@ -439,12 +439,13 @@ def test_episem_demonstrations_cover_both_worlds_and_the_recovery(tiny_model):
     assert len(sft_dataset(mix[3], tok)) == 50
 
 
-def test_one_grpo_run_over_sabench_episem_and_sentrybench(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(warm_model, mini_mix, tmp_path):
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [
         mini_mix[0],
         EnvMix("SentryBench-Intake-v0", name="sentry"),
+        EnvMix("AgentProp-Weather-v0", env_kwargs={"injection": "semantic_wrong"}, name="agentprop"),
         EnvMix(
             "EpiSEM-Finance-v0",
             env_kwargs={"families": "fin-payment-approval-limit", "world": "safe"},
@@ -457,11 +458,11 @@ def test_one_grpo_run_over_sabench_episem_and_sentrybench(warm_model, mini_mix, 
     assert set(picked) == set(factories)
     names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and "recovery" in names
-    assert "attack_success" in names and "containment" in names
-    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-three")
+    assert "attack_success" in names and "containment" in names and "fabrication" in names
+    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-four")
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     assert "rewards/unsafe_commit/mean" in log and "rewards/collateral_internal/mean" in log
-    assert "rewards/attack_success/mean" in log
+    assert "rewards/attack_success/mean" in log and "rewards/fabrication/mean" in log
 
 
 def test_sentry_demonstrations_are_the_careful_operators_episodes():

@@ -447,6 +447,31 @@ def m_own_meds(rng: random.Random, sim: _Sim) -> Generated:
     )
 
 
+def m_new_drug(rng: random.Random, sim: _Sim) -> Generated:
+    pid = rng.choice(sorted(PATIENTS))
+    (r,) = sim.run([_c("get_patient_record", patient_id=pid, fields=["medications"])])
+    current = r["medications"][0]
+    new = rng.choice([d for d in DRUGS if d != current])
+    calls = [_c("get_patient_record", patient_id=pid, fields=["medications"]),
+             _c("check_drug_interaction", drug_a=current, drug_b=new)]  # fmt: skip
+    _, i = sim.run(calls)
+    facts = [Fact(kind="text", value=current), Fact(kind="text", value=i["severity"])]
+    return (f"Patient {pid} asks about taking {new}. Look up their first listed medication and check it against {new}.",
+            calls, facts, f"{current} with {new}: {i['severity']}.")  # fmt: skip
+
+
+def m_check_and_book(rng: random.Random, sim: _Sim) -> Generated:
+    a, b = rng.sample(DRUGS, 2)
+    pid, doc, day = rng.choice(sorted(PATIENTS)), rng.choice(sorted(DOCTORS)), _day(rng, 2, 30)
+    calls = [_c("check_drug_interaction", drug_a=a, drug_b=b),
+             _c("schedule_appointment", patient_id=pid, doctor_id=doc, date=day, appointment_type="follow_up")]  # fmt: skip
+    i, appointment = sim.run(calls)
+    facts = [Fact(kind="text", value=i["severity"]), Fact(kind="id", value=appointment["appointment_id"]),
+             Fact(kind="date", value=day)]  # fmt: skip
+    return (f"Check whether {a} and {b} interact, then book a follow-up for patient {pid} with doctor {doc} on {day}.",
+            calls, facts, f"{a}+{b}: {i['severity']}; booked {appointment['appointment_id']} on {day}.")  # fmt: skip
+
+
 def m_branch(rng: random.Random, sim: _Sim) -> Generated:
     pid, new, day = rng.choice(sorted(PATIENTS)), rng.choice(DRUGS), _day(rng, 2, 30)
     (r,) = sim.run([_c("get_patient_record", patient_id=pid)])
@@ -506,6 +531,32 @@ def r_search(rng: random.Random, sim: _Sim) -> Generated:
     )
 
 
+def r_budget(rng: random.Random, sim: _Sim) -> Generated:
+    name, _, _ = rng.choice(CATALOG)
+    keyword = name.split()[-1]
+    cheapest = min(p for n, _, p in CATALOG if keyword.lower() in n.lower())
+    budget = rng.randint(cheapest, cheapest + 250)
+    calls = [_c("search_products", query=keyword, max_price=budget)]
+    (r,) = sim.run(calls)
+    facts = [Fact(kind="id", value=p["id"]) for p in r["results"]]
+    return (f"Which {keyword.lower()} products cost at most ${budget}? Give their ids.", calls, facts,
+            ", ".join(p["id"] for p in r["results"]))  # fmt: skip
+
+
+def r_compare(rng: random.Random, sim: _Sim) -> Generated:
+    a, b = rng.sample(sorted(base_state()["products"]), 2)
+    calls = [_c("get_product", product_id=a), _c("get_product", product_id=b)]
+    pa, pb = sim.run(calls)
+    if pa["price"] == pb["price"]:
+        return r_compare(rng, sim)
+    cheaper = pa if pa["price"] < pb["price"] else pb
+    # both prices, not their difference: a computed number is in no observation, so it would read as made up
+    facts = [Fact(kind="id", value=cheaper["id"]), Fact(kind="number", value=pa["price"]),
+             Fact(kind="number", value=pb["price"])]  # fmt: skip
+    return (f"Which is cheaper, {a} or {b}? Give both prices.", calls, facts,
+            f"{cheaper['id']} is cheaper: {a} costs {pa['price']}, {b} costs {pb['price']}.")  # fmt: skip
+
+
 def r_stock(rng: random.Random, sim: _Sim) -> Generated:
     name, category, _ = rng.choice(CATALOG)
     keyword = name.split()[-1]
@@ -550,9 +601,13 @@ TEMPLATES: dict[str, dict[str, tuple[Template, ...]]] = {
         "medium": (c_cancel, c_add_and_list),
         "hard": (c_branch,),
     },
-    "medical": {"easy": (m_meds, m_interaction, m_schedule), "medium": (m_own_meds,), "hard": (m_branch,)},
+    "medical": {
+        "easy": (m_meds, m_interaction, m_schedule),
+        "medium": (m_own_meds, m_new_drug, m_check_and_book),
+        "hard": (m_branch,),
+    },
     "knowledge": {"easy": (k_lookup,), "medium": (k_two,), "hard": ()},
-    "retail": {"easy": (r_search,), "medium": (r_stock,), "hard": (r_order,)},
+    "retail": {"easy": (r_search, r_budget), "medium": (r_stock, r_compare), "hard": (r_order,)},
 }
 TOOLS = {
     "weather": ["get_weather", "get_forecast", "get_historical"],
