@@ -138,3 +138,20 @@ def test_interceptor_layer_three_and_the_operating_points():
     assert info["verdict"]["intercepted"] and info["verdict"]["answer_correct"]  # a broken answer
     with pytest.raises(Exception, match="operating point"):
         _interceptor_env("strict")
+
+
+def test_validation_errors_carry_the_releases_shape_inside_the_typed_error(env):
+    task = _weather_task(env)
+    env.reset(options={"task_id": task.id, "injection": "missing_required"})
+    obs, *_ = step(env, task.gold[0].name, **task.gold[0].arguments)
+    error = json.loads(obs)["error"]
+    assert error["type"] == "invalid_arguments" and error["release"] == {
+        "error": "Missing required parameter: city"
+    }
+    obs, *_ = step(env, "get_forecast", city="Paris", days=40, hourly=True)
+    assert (
+        json.loads(obs)["error"]["release"]["error"]
+        == "Unknown parameter: hourly; Parameter 'days' must be <= 14"
+    )
+    obs, *_ = step(env, "get_forecast", city="Paris", days="three")
+    assert json.loads(obs)["error"]["release"]["error"] == "Parameter 'days' must be of type integer"

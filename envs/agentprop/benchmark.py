@@ -82,6 +82,56 @@ class FirstCallInjection(Hook):
         return Rewrite(name, result.arguments, kind="injection", reason=f"{self.kind}: {result.rule}")
 
 
+_JSON_TYPES = {
+    "integer": int,
+    "number": (int, float),
+    "string": str,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+def release_messages(arguments: Any, parameters: dict[str, Any]) -> list[str]:
+    """The release's validation report for ``arguments`` under a tool's JSON schema: missing required,
+    unknown parameters, wrong types, integer bounds and enum violations (this library's wording)."""
+    if not isinstance(arguments, dict):
+        return ["Arguments must be a JSON object"]
+    properties = parameters.get("properties", {})
+    out = [f"Missing required parameter: {p}" for p in parameters.get("required", []) if p not in arguments]
+    out += [f"Unknown parameter: {k}" for k in arguments if k not in properties]
+    for key, value in arguments.items():
+        schema = properties.get(key)
+        if schema is None:
+            continue
+        wanted = _JSON_TYPES.get(schema.get("type", ""), object)
+        if not isinstance(value, wanted) or (isinstance(value, bool) and schema.get("type") != "boolean"):
+            out.append(f"Parameter '{key}' must be of type {schema.get('type')}")
+            continue
+        if "enum" in schema and value not in schema["enum"]:
+            out.append(f"Parameter '{key}' must be one of {schema['enum']}")
+        if isinstance(value, int | float) and "minimum" in schema and value < schema["minimum"]:
+            out.append(f"Parameter '{key}' must be >= {schema['minimum']}")
+        if isinstance(value, int | float) and "maximum" in schema and value > schema["maximum"]:
+            out.append(f"Parameter '{key}' must be <= {schema['maximum']}")
+    return out
+
+
+class ReleaseErrorShape(Hook):
+    """Adds the release's ``{"error": "<messages joined by '; '>"}`` to each validation error, inside the
+    engine's typed error (``error["release"]``), so an agent sees what the release's agents saw."""
+
+    def after_call(self, env: Any, record: Any) -> None:
+        if record.ok or (record.error or {}).get("type") != "invalid_arguments":
+            return
+        spec = env.executor.toolset.specs.get(record.name) if env.executor is not None else None
+        if spec is None:
+            return
+        messages = release_messages(record.arguments, spec.schema["function"]["parameters"])
+        if messages:
+            record.error = {**record.error, "release": {"error": "; ".join(messages)}}
+
+
 @dataclass
 class AgentPropVerdict:
     task_id: str
@@ -220,7 +270,8 @@ class AgentProp(Benchmark):
     }
 
     def episode_hooks(self, task: AgentPropTask, variant: InjectionVariant) -> Sequence[Hook]:  # type: ignore[override]
-        return (FirstCallInjection(variant.injection),) if variant.injection != "none" else ()
+        injection = (FirstCallInjection(variant.injection),) if variant.injection != "none" else ()
+        return (*injection, ReleaseErrorShape())
 
     def prompt_messages(
         self, task: AgentPropTask, state: Any, toolset: Any, *, variant: Variant | None = None

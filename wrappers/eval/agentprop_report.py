@@ -57,6 +57,14 @@ class AgentPropTables:
     interceptor: dict[str, InterceptorComparison]
 
 
+def _rho(value: float) -> str:
+    return (
+        "undefined (fewer than three runs, or no variation in rejection or recovery)"
+        if math.isnan(value)
+        else f"{value:.3f}"
+    )
+
+
 def _fmt(iv: Interval, short: bool = False) -> str:
     if iv.n == 0 or math.isnan(iv.value):
         return "-"
@@ -112,7 +120,7 @@ class AgentPropReport(BenchmarkReport):
             ),
             "",
             f"Spearman(rejection, recovery) across the runs without a defense: "
-            f"{report.rejection_recovery_spearman:.3f}",
+            f"{_rho(report.rejection_recovery_spearman)}",
             "",
             "## By injection type (p_S1 / p_S2 / r23 / accuracy, %)",
             "",
@@ -210,7 +218,7 @@ class AgentPropReport(BenchmarkReport):
             width=240,
         )
         print(
-            f"Spearman(rejection, recovery) across runs without a defense: {report.rejection_recovery_spearman:.3f}"
+            f"Spearman(rejection, recovery) across runs without a defense: {_rho(report.rejection_recovery_spearman)}"
         )
         for name, c in report.interceptor.items():
             print(
