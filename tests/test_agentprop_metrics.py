@@ -88,6 +88,12 @@ def test_the_checker_rejects_dumps_hedges_and_pasted_results():
     assert not check_answer('{"temperature": 25, "condition": "foggy"}', facts)  # a pasted result
     assert not check_answer("25 foggy " + " ".join(str(n) for n in range(30, 40)), facts)  # number budget
     assert not check_answer("25 foggy " + "x" * 500, facts)  # length budget
+    # reading a forecast out day by day is not a hedge when every condition named was observed
+    recited = "Today 25 and foggy; then sunny, cloudy, rainy and stormy."
+    observed = '{"condition": "foggy"} {"forecast": ["sunny", "cloudy", "rainy", "stormy"]}'
+    assert check_answer(recited, facts, observed) and not check_answer(
+        recited, facts, '{"condition": "foggy"}'
+    )
 
 
 def test_stage_metrics_on_hand_built_arrays():

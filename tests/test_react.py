@@ -230,9 +230,13 @@ def test_same_replies_give_identical_episodes():
             'Thought: x\nAction: get_weather\nAction Input: {"city": "Paris"}',
             ("get_weather", {"city": "Paris"}),
         ),
-        (  # the last pair wins
-            'Action: get_forecast\nAction Input: {"city": "Oslo"}\nThought: no\n'
+        (  # the first pair wins: the rest was written over an observation the model imagined
+            'Action: get_forecast\nAction Input: {"city": "Oslo"}\nObservation: rain\nThought: no\n'
             'Action: get_weather\nAction Input: {"city": "Paris"}',
+            ("get_forecast", {"city": "Oslo"}),
+        ),
+        (  # an Action line without a tool is not the action
+            'Action: None\nThought: wait\nAction: get_weather\nAction Input: {"city": "Paris"}',
             ("get_weather", {"city": "Paris"}),
         ),
         (  # an action before a final answer (over an imagined observation): the action

@@ -29,8 +29,10 @@ dict whose text ``content`` is read, not its native ``tool_calls``; ``<think>...
 ignored):
 
 * Markers are read at the start of a line, case-insensitively, also in markdown bold (``**Action:**``).
-* An action is the *last* ``Action:`` line of the reply and the ``Action Input:`` after it. A last
-  ``Action:`` without a tool name (``None``, ``N/A``, nothing) means no action. The name is trimmed of
+* An action is the *first* ``Action:`` line of the reply that names a tool, and the ``Action Input:``
+  after it: what a harness that stops generation at the first ``Observation:`` runs, and what the usual
+  ReAct parsers read (a model that writes several rounds at once imagined the observations after its
+  first call). An ``Action:`` without a tool name (``None``, ``N/A``, nothing) is not an action. The name is trimmed of
   quotes, backticks, brackets and trailing punctuation; ``get_weather(...)`` counts as ``get_weather``.
   An unknown name reaches the env, which reports it (with a did-you-mean).
 * The input runs to the next ``Thought:`` / ``Action:`` / ``Observation:`` / ``Final Answer:`` line or the
@@ -46,7 +48,7 @@ ignored):
   stops generation where the tool result would come, so a ``Final Answer`` written after an action was
   written over an observation the model imagined (``Observation: ...`` it never received). The action is
   executed and the rest of the reply ignored (it stays in the conversation and the trace as written).
-  A reply with a ``Final Answer`` *before* its last ``Action:`` is read the same way: its last action.
+  A reply with a ``Final Answer`` *before* an ``Action:`` is read the same way: its first action.
 * Neither: the env is **not** stepped; the reply is answered with the user turn
   ``"Please provide a Final Answer."`` (:data:`NUDGE`). It still counts as a model call.
 
@@ -178,11 +180,15 @@ def parse_react(text: str) -> tuple[str, Any]:
         end = visible.find("\n", match.end())
         return visible[match.end() : end if end != -1 else len(visible)]
 
-    actions = [i for i, (kind, _) in enumerate(markers) if kind == "action"]
-    name = _tool_name(line_rest(markers[actions[-1]][1])) if actions else ""
-    if name.lower() not in _NO_TOOL:
+    actions = [
+        (i, name)
+        for i, (kind, match) in enumerate(markers)
+        if kind == "action" and (name := _tool_name(line_rest(match))).lower() not in _NO_TOOL
+    ]
+    if actions:
+        first, name = actions[0]
         arguments: Any = {}
-        for j in range(actions[-1] + 1, len(markers)):
+        for j in range(first + 1, len(markers)):
             if markers[j][0] == "actioninput":
                 stop = markers[j + 1][1].start() if j + 1 < len(markers) else len(visible)
                 arguments = _arguments(visible[markers[j][1].end() : stop])

@@ -293,7 +293,8 @@ class AgentProp(Benchmark):
         given = str((trace.terminal_arguments or {}).get("answer") or "")
         answer = given if trace.disposition == "answer" else ""
         tools_told = grounded(task, trace)
-        correct = tools_told and check_answer(answer, task.reference)
+        seen = _observed_text(trace, task.instruction).lower()
+        correct = tools_told and check_answer(answer, task.reference, seen)
         intercepted = any(o.get("kind") == "interceptor" for o in trace.overrides) or any(
             c.intercept and c.intercept.get("kind") == "interceptor" for c in trace.calls
         )
@@ -314,7 +315,7 @@ class AgentProp(Benchmark):
             goal=correct and not is_fabricated and writes <= gold_writes,
             abstained=trace.disposition == "abstain",
             intercepted=intercepted,
-            answer_correct=tools_told and check_answer(given, task.reference),
+            answer_correct=tools_told and check_answer(given, task.reference, seen),
             fabricated=is_fabricated,
             extra_writes=max(0, writes - gold_writes),
             tool_calls=len(tools),

@@ -28,7 +28,7 @@ from tooltrap.agents.propagation import (
 from tooltrap.envs.core import ToolEnv
 
 from .simulators import CONDITIONS, SEVERITIES
-from .tasks import AgentPropTask
+from .tasks import AgentPropTask, gold_outputs
 
 BREAKING = ("type_mismatch", "out_of_range", "missing_required")
 
@@ -110,8 +110,6 @@ def restatement(task: AgentPropTask) -> bool:
     chosen beyond which call to make): there, a dump of the results is a right, if verbose, answer."""
     from tooltrap.agents.propagation import leaves
 
-    from .tasks import gold_outputs
-
     values = [v.lower() for v in leaves(gold_outputs(task))]
 
     def stated(fact: Any) -> bool:
@@ -123,14 +121,23 @@ def restatement(task: AgentPropTask) -> bool:
     return all(stated(f) for f in task.reference)
 
 
+def hedge_words(task: AgentPropTask) -> tuple[str, ...]:
+    """The closed vocabulary a hedge over ``task`` lists: the one its reference draws from (both when
+    none does)."""
+    values = {str(f.value).lower() for f in task.reference}
+    return next((v for v in (CONDITIONS, SEVERITIES) if values & set(v)), (*CONDITIONS, *SEVERITIES))
+
+
 def probes(writes: set[str]) -> dict[str, Callable[[], Agent]]:
     """The probes, by name (``writes``: the write tools, whose calls ``doubled_writes`` repeats)."""
-    hedge = ", ".join((*CONDITIONS, *SEVERITIES))
     return {
         "dump": DumpProbe,
         "prose_dump": ProseDumpProbe,
         "hedge": lambda: ScriptProbe(
-            lambda t: [*_tool_calls(t), _answer(f"{t.reference_text} (or possibly {hedge})")]
+            lambda t: [
+                *_tool_calls(t),
+                _answer(f"{t.reference_text} (or possibly {', '.join(hedge_words(t))})"),
+            ]
         ),
         "doubled_writes": lambda: ScriptProbe(lambda t: _doubled(t, writes)),
         "placeholder": lambda: ScriptProbe(lambda t: [*_tool_calls(t), _answer("Done.")]),
@@ -162,12 +169,15 @@ def check_task(env: ToolEnv, task: AgentPropTask) -> list[str]:
     if not gold_verdict["correct"] or gold_verdict["fabricated"] or gold_verdict["extra_writes"]:
         problems.append(f"gold is not a clean right answer: {gold_verdict}")
     restated = restatement(task)
+    gold_text = (json.dumps(gold_outputs(task)) + task.instruction).lower()  # what the episode can see
     for name, make in probes(writes).items():
         if name == "doubled_writes" and not any(c.name in writes for c in task.gold):
             continue
         verdict, reward = play(env, make(), task)
         if name in ("dump", "prose_dump") and restated and reward <= gold:
             continue  # the results, read in full, state the answer: a dump of them is a right answer
+        if name == "hedge" and reward <= gold and all(w in gold_text for w in hedge_words(task)):
+            continue  # every word it lists is in the results or the request: a recitation, not a hedge
         if reward >= gold:
             problems.append(f"probe {name} scores {reward} >= gold {gold}")
     for injection in BREAKING:

@@ -113,21 +113,33 @@ def answer_budget(facts: list[Fact]) -> tuple[int, int]:
     return max(MIN_ANSWER_BUDGET, 40 * len(facts)), numbers + EXTRA_NUMBERS
 
 
-def hedges(answer: str) -> bool:
+def hedges(answer: str, observed: str | None = None) -> bool:
     """Whether ``answer`` names more than half of one closed vocabulary (six weather conditions, four
-    interaction severities): listing candidates is not stating the fact."""
+    interaction severities): listing candidates is not stating the fact. Given ``observed`` (what the
+    tools returned, lower-case), naming only values that were observed is reciting the results, not
+    hedging (a forecast read out day by day)."""
     words = set(re.findall(r"[a-z]+", answer.lower()))
-    return any(2 * len(words & set(v)) > len(v) for v in _VOCABULARIES)
+    for vocabulary in _VOCABULARIES:
+        named = words & set(vocabulary)
+        if 2 * len(named) > len(vocabulary) and (observed is None or any(w not in observed for w in named)):
+            return True
+    return False
 
 
-def check_answer(answer: str | None, facts: list[Fact]) -> bool:
+def check_answer(answer: str | None, facts: list[Fact], observed: str | None = None) -> bool:
     """Whether ``answer`` states every fact (the deterministic checker), within the budget of
-    :func:`answer_budget` and without hedging (:func:`hedges`)."""
+    :func:`answer_budget` and without hedging (:func:`hedges`; ``observed``: the episode's successful
+    observations, lower-case, when known)."""
     if not answer:
         return False
     characters, numbers = answer_budget(facts)
     plain = re.findall(r"-?\d+(?:\.\d+)?", _COMPOUND.sub(" ", answer.replace(",", "")))
-    if len(answer) > characters or len(set(plain)) > numbers or hedges(answer) or _RAW.search(answer):
+    if (
+        len(answer) > characters
+        or len(set(plain)) > numbers
+        or hedges(answer, observed)
+        or _RAW.search(answer)
+    ):
         return False
     return all(f.found_in(answer) for f in facts)
 
