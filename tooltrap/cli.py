@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--agent",
         default="act-first",
-        help="gold, clarify, act-first, random, always-refuse, careful, trusting, recover-then-misact, "
+        help="a scripted baseline (gold, act-first, careful, trusting ...: tooltrap list shows them all), "
         "hf:CHECKPOINT or openai:MODEL",
     )
     ev.add_argument(

@@ -231,10 +231,10 @@ def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_key.values())
 
 
-def read_episodes(path: Path) -> list[dict[str, Any]]:
+def read_episodes(path: str | Path) -> list[dict[str, Any]]:
     """The records of an episodes.jsonl, one per (task id, variant) (the latest); unreadable lines
     are skipped (``tooltrap eval`` moves them aside when it resumes)."""
-    return latest_records(scan_episodes(path).records)
+    return latest_records(scan_episodes(Path(path)).records)
 
 
 def _write_atomic(path: Path, text: str) -> None:

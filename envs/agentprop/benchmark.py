@@ -343,8 +343,9 @@ class AgentPropEnv(ToolEnv):
     (easy: one tool, medium: two, hard: three or more with a branch). The variant ``injection``
     corrupts the agent's first tool call before validation with the release's rules (the call record
     keeps the agent's arguments beside the executed ones; an injection that would change nothing is
-    not applied and is reported as not applicable). The judge reports the stage indicators S1-S3, the
-    answer's correctness against the reference facts, abstention and fabrication.
+    not applied and is reported as not applicable). A validation error carries the release's
+    ``{"error": ...}`` as ``error.release``. The judge reports the stage indicators S1-S3, the answer's
+    correctness against the reference facts (grounded in the observations), abstention and fabrication.
 
     ## Action Space / Observation Space
     Text tool calls and their results (see :class:`~tooltrap.envs.core.ToolEnv`).
