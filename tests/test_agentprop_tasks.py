@@ -34,6 +34,9 @@ def test_counts_and_difficulties(tasks):
         calls[t.difficulty].add(len(t.gold) - 1)
     assert calls["easy"] == {1} and calls["medium"] == {2} and min(calls["hard"]) >= 3
     assert len({t.instruction for t in tasks}) == len(tasks)  # no task repeats another
+    levels = Counter((t.domain, t.difficulty) for t in tasks)
+    for domain in ("weather", "calendar", "medical", "retail"):  # knowledge has no three-tool template
+        assert min(levels[(domain, level)] for level in ("easy", "medium", "hard")) >= 80, domain
 
 
 def test_generation_is_deterministic_and_packaged_current(tasks):
