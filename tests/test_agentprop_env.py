@@ -155,3 +155,28 @@ def test_validation_errors_carry_the_releases_shape_inside_the_typed_error(env):
     )
     obs, *_ = step(env, "get_forecast", city="Paris", days="three")
     assert json.loads(obs)["error"]["release"]["error"] == "Parameter 'days' must be of type integer"
+
+
+def _compare_episode(env, task):
+    env.reset(options={"task_id": task.id})
+    results = [json.loads(step(env, c.name, **c.arguments)[0])["result"] for c in task.gold[:-1]]
+    return [r["temperature"] for r in results], json.dumps(results)
+
+
+def test_arithmetic_shown_in_the_answer_is_not_fabrication(env):
+    """The gap of two observed temperatures, stated beside them, is shown work; a number from nowhere,
+    or the gap without the numbers it comes from, is made up."""
+    for task in (t for t in env.unwrapped.tasks if t.template_id == "weather:w_compare"):
+        (a, b), seen = _compare_episode(env, task)
+        gap = abs(a - b)
+        if gap >= 10 and str(gap) not in seen:
+            break
+    outcomes = {}
+    for label, answer in (
+        ("shown", f"{a} against {b}: {gap} apart."),
+        ("alone", f"They are {gap} apart."),
+        ("nowhere", f"{a} against {b}: {gap + 50} apart."),
+    ):
+        _compare_episode(env, task)
+        outcomes[label] = step(env, "final_answer", answer=answer)[4]["verdict"]["fabricated"]
+    assert outcomes == {"shown": False, "alone": True, "nowhere": True}
