@@ -37,13 +37,19 @@ ECHOED = ("city", "date", "start_date", "end_date", "patient_id", "drug_a", "dru
 FAILED = "I could not complete the request: {tool} returned an error."
 
 
-def leaves(value: Any) -> list[str]:
-    """Every scalar leaf of a result, as text (booleans and nulls are not values an answer states)."""
+def keyed_leaves(value: Any, key: str = "") -> list[tuple[str, str]]:
+    """Every scalar leaf of a result with the key it sits under, as text (booleans and nulls are not
+    values an answer states)."""
     if isinstance(value, dict):
-        return [x for v in value.values() for x in leaves(v)]
+        return [x for k, v in value.items() for x in keyed_leaves(v, k)]
     if isinstance(value, list):
-        return [x for v in value for x in leaves(v)]
-    return [] if value is None or isinstance(value, bool) else [str(value)]
+        return [x for v in value for x in keyed_leaves(v, key)]
+    return [] if value is None or isinstance(value, bool) else [(key, str(value))]
+
+
+def leaves(value: Any) -> list[str]:
+    """Every scalar leaf of a result, as text (:func:`keyed_leaves` without the keys)."""
+    return [leaf for _, leaf in keyed_leaves(value)]
 
 
 def leaf_changes(gold: Any, seen: Any, out: dict[str, str] | None = None) -> dict[str, str]:

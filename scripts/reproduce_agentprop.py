@@ -63,7 +63,7 @@ def table_cells(release: Path, results: Path) -> list[tuple[str, str, str]]:
                 elif column == "eps":
                     text = format_interval(value, digits=2)
                 else:
-                    text = format_interval(value, scale=100.0) if value else "--"
+                    text = format_interval(value, scale=100.0)
                 out.append((f"{table} {model} {column}", text, cell))
     return out
 

@@ -86,40 +86,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     agent = make_agent(args.agent, **agent_kwargs)
     env_kwargs = parse_env_args(args.env_arg)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    common: dict[str, Any] = {
+        "seed": args.seed,
+        "tasks": args.tasks,
+        "env_kwargs": env_kwargs,
+        "mitigation": args.mitigation,
+        "concurrency": args.concurrency,
+        "progress": not args.quiet,
+        "log": log,
+        "harness": args.harness,
+    }
     if args.protocol:
         from tooltrap.evaluate import evaluate_protocol
 
         if args.variant or args.variants:
             raise SystemExit("error: --protocol chooses the grid points itself; drop --variant/--variants")
-        records = evaluate_protocol(
-            args.env_id,
-            agent,
-            args.out,
-            args.protocol,
-            seed=args.seed,
-            tasks=args.tasks,
-            env_kwargs=env_kwargs,
-            mitigation=args.mitigation,
-            concurrency=args.concurrency,
-            progress=not args.quiet,
-            log=log,
-            harness=args.harness,
-        )
+        records = evaluate_protocol(args.env_id, agent, args.out, args.protocol, **common)
     else:
-        records = evaluate(
-            args.env_id,
-            agent,
-            args.out,
-            seed=args.seed,
-            tasks=args.tasks,
-            variants=parse_variant_grid(args.variant, args.variants),
-            env_kwargs=env_kwargs,
-            mitigation=args.mitigation,
-            concurrency=args.concurrency,
-            progress=not args.quiet,
-            log=log,
-            harness=args.harness,
-        )
+        variants = parse_variant_grid(args.variant, args.variants)
+        records = evaluate(args.env_id, agent, args.out, variants=variants, **common)
     if not records:
         raise SystemExit("error: no episodes were run")
     benchmark = records[0]["benchmark"]

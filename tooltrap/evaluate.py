@@ -281,7 +281,7 @@ def _react(env: gym.Env) -> gym.Env:
 
 
 #: how a model's turn is presented and read: native tool calling, or the prompted ReAct format
-HARNESSES: dict[str, Callable[[gym.Env], gym.Env] | None] = {"native": None, "react": _react}
+HARNESSES: dict[str, Callable[[gym.Env], gym.Env]] = {"native": lambda env: env, "react": _react}
 
 
 class _Sink:
@@ -578,9 +578,7 @@ def evaluate(
     check_env_id(env_id)
 
     def make_env() -> gym.Env:
-        env = apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation)
-        wrap = HARNESSES[harness]
-        return wrap(env) if wrap is not None else env
+        return HARNESSES[harness](apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation))
 
     if harness not in HARNESSES:
         raise UnknownOptionError(harness, HARNESSES, what="harness")

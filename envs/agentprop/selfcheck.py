@@ -24,6 +24,8 @@ from tooltrap.agents.propagation import (
     PropagationAgent,
     RejectingAgent,
     TrustingPropagationAgent,
+    keyed_leaves,
+    leaves,
 )
 from tooltrap.envs.core import ToolEnv
 
@@ -62,21 +64,13 @@ class DumpProbe(PropagationAgent):
         return "\n".join(json.dumps(s["result"], ensure_ascii=False) for s in self.seen if s)
 
 
-def _pairs(value: Any, key: str = "") -> list[str]:
-    if isinstance(value, dict):
-        return [x for k, v in value.items() for x in _pairs(v, k)]
-    if isinstance(value, list):
-        return [x for v in value for x in _pairs(v, key)]
-    return [f"{key} {value}"]
-
-
 class ProseDumpProbe(PropagationAgent):
     """Every observed field as "key value" prose (a dump that dodges the JSON rule)."""
 
     name = "prose_dump"
 
     def answer(self) -> str:
-        return "; ".join(x for s in self.seen if s for x in _pairs(s["result"]))
+        return "; ".join(f"{k} {v}" for s in self.seen if s for k, v in keyed_leaves(s["result"]))
 
 
 class AbstainAfterErrorProbe(PropagationAgent):
@@ -108,8 +102,6 @@ def _doubled(task: AgentPropTask, writes: set[str]) -> list[str]:
 def restatement(task: AgentPropTask) -> bool:
     """Whether every reference fact is stated in some gold result (a value, or words of a text) (nothing counted, compared or
     chosen beyond which call to make): there, a dump of the results is a right, if verbose, answer."""
-    from tooltrap.agents.propagation import leaves
-
     values = [v.lower() for v in leaves(gold_outputs(task))]
 
     def stated(fact: Any) -> bool:
@@ -181,13 +173,13 @@ def check_task(env: ToolEnv, task: AgentPropTask) -> list[str]:
         if reward >= gold:
             problems.append(f"probe {name} scores {reward} >= gold {gold}")
     for injection in BREAKING:
-        first, _ = play(env, TrustingPropagationAgent(), task, injection)
-        if not first["s1"] or first["s2"]:
+        wrong = play(env, TrustingPropagationAgent(), task, injection)
+        if not wrong[0]["s1"] or wrong[0]["s2"]:
             continue  # not applicable, or the corrupted call still ran
         outcomes = {
             "correct": play(env, RejectingAgent(), task, injection),
             "abstention": play(env, AbstainAfterErrorProbe(), task, injection),
-            "wrong": (first, play(env, TrustingPropagationAgent(), task, injection)[1]),
+            "wrong": wrong,
             "fabrication": play(env, GuessingAgent(), task, injection),
         }
         if not outcomes["correct"][0]["correct"] or not outcomes["fabrication"][0]["fabricated"]:

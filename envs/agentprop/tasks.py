@@ -18,6 +18,7 @@ import random
 import re
 from collections.abc import Callable
 from datetime import date, timedelta
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import Field
@@ -192,14 +193,23 @@ class _Sim:
         return out
 
 
-_GOLD_SIM: list[_Sim] = []
+@cache
+def _simulator() -> _Sim:
+    return _Sim()
+
+
+_GOLD_OUTPUTS: dict[tuple[str, str], list[Any]] = {}
 
 
 def gold_outputs(task: Task) -> list[Any]:
-    """What the task's gold tool calls return on a fresh world (the outputs its reference came from)."""
-    if not _GOLD_SIM:
-        _GOLD_SIM.append(_Sim())
-    return _GOLD_SIM[0].run([c for c in task.gold if c.name not in ("final_answer", "abstain")])
+    """What the task's gold tool calls return on a fresh world (the outputs its reference came from),
+    run once per task (id and instruction); callers read the lists, never change them."""
+    key = (task.id, task.instruction)
+    if key not in _GOLD_OUTPUTS:
+        _GOLD_OUTPUTS[key] = _simulator().run(
+            [c for c in task.gold if c.name not in ("final_answer", "abstain")]
+        )
+    return _GOLD_OUTPUTS[key]
 
 
 Generated = tuple[str, list[ToolCall], list[Fact], str]  # (query, gold calls, facts, reference text)

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from tooltrap.agents.llm import OpenAIChatAgent, ProviderError
 from tooltrap.envs.core import TaskValidationError, TooltrapError, did_you_mean
+from tooltrap.wrappers.formats import message_text
 
 from .agentprop_release import NOT_RECOMPUTABLE, read_rows
 from .stats import cohens_h, cohens_kappa, two_proportion_z
@@ -121,14 +122,6 @@ def parse_verdict(text: str) -> bool:
     return text.strip().upper().startswith("YES")
 
 
-def _content_text(message: Mapping[str, Any]) -> str:
-    """The text of an assistant message: content may be None (a tool call) or a list of parts."""
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
-
-
 class LLMJudge:
     """One chat model as a YES/NO judge (temperature 0, at most 5 tokens).
 
@@ -175,7 +168,7 @@ class LLMJudge:
             message = self.agent.complete(judge_messages(question, reference, candidate))
         except ProviderError as err:
             return JudgeVerdict(yes=None, raw=str(err), error=err.kind)
-        text = _content_text(message)
+        text = message_text(message.get("content"))
         return JudgeVerdict(yes=parse_verdict(text), raw=text)
 
 

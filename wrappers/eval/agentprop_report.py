@@ -189,6 +189,7 @@ class AgentPropReport(BenchmarkReport):
             for group, table in (("all", r.metrics), *r.per_injection.items())
             for m, v in table.items()
         ]  # fmt: skip
+        rho = report.rejection_recovery_spearman
         document = {
             "benchmark": "agentprop",
             "runs": [
@@ -201,7 +202,7 @@ class AgentPropReport(BenchmarkReport):
                 }
                 for r in report.runs
             ],  # fmt: skip
-            "rejection_recovery_spearman": json_safe({"r": report.rejection_recovery_spearman})["r"],
+            "rejection_recovery_spearman": None if math.isnan(rho) else rho,
             "interceptor": {k: json_safe(c.to_dict()) for k, c in report.interceptor.items()},
             "rates": [json_safe(row) for row in rows],
         }
