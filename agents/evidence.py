@@ -22,7 +22,7 @@ from collections import deque
 from typing import Any, ClassVar
 
 from tooltrap.envs.core import EnvUsageError, ToolCall
-from tooltrap.envs.episem.backends import AUDIT_TOOL
+from tooltrap.envs.episem.tools.evidence import AUDIT_TOOL
 from tooltrap.envs.episem.world import facts_in, value_at
 
 from .base import Agent

@@ -24,7 +24,7 @@ import re
 from datetime import date, timedelta
 from typing import Any, ClassVar
 
-from tooltrap.envs.agentprop.simulators import CONDITIONS, SEVERITIES
+from tooltrap.envs.agentprop.tools.simulators import CONDITIONS, SEVERITIES
 from tooltrap.envs.core import EnvUsageError, ToolCall
 
 from .base import Agent
@@ -119,7 +119,7 @@ class PropagationAgent(Agent):
     ) -> None:
         if task is None or not hasattr(task, "reference_text"):
             raise EnvUsageError(f"The {self.name} baseline needs an AgentProp task.")
-        from tooltrap.envs.agentprop.tasks import gold_outputs
+        from tooltrap.envs.agentprop.task import gold_outputs
 
         self.task = task
         self.calls = [c for c in task.gold if c.name not in TERMINALS]

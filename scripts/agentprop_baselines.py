@@ -27,7 +27,7 @@ except ImportError:  # imported as scripts.agentprop_baselines (from the tests)
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
-from tooltrap.wrappers.eval.agentprop_report import HEADLINE, REPORT
+from tooltrap.wrappers.eval.agentprop.report import HEADLINE, REPORT
 
 INJECTIONS = ("none", "type_mismatch", "out_of_range", "missing_required", "semantic_wrong")
 AGENTS = ("trusting", "rejecting", "guessing", "fabricating", "abstaining")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
-from tooltrap.envs.agentprop.tasks import gold_outputs, packaged_tasks
+from tooltrap.envs.agentprop.task import gold_outputs, packaged_tasks
 from tooltrap.evaluate import evaluate
-from tooltrap.wrappers.eval.agentprop_report import REPORT
+from tooltrap.wrappers.eval.agentprop.report import REPORT
 
 INJECTIONS = ("none", "type_mismatch", "out_of_range", "missing_required", "semantic_wrong")
 ROOT = Path(__file__).resolve().parent.parent

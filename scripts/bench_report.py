@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
-from tooltrap.wrappers.eval.sabench_report import SCRIPTED_RUNS, build_report, load_runs, write_report
+from tooltrap.wrappers.eval.sabench.report import SCRIPTED_RUNS, build_report, load_runs, write_report
 
 
 def main() -> None:
@@ -53,7 +53,7 @@ def main() -> None:
     t_write = time.perf_counter() - t0
     t0 = time.perf_counter()
     try:
-        from tooltrap.wrappers.eval.sabench_report import plot_figures
+        from tooltrap.wrappers.eval.sabench.report import plot_figures
 
         plot_figures(report, work / "report")
         t_fig = time.perf_counter() - t0

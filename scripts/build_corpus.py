@@ -4,15 +4,14 @@ Usage: python scripts/build_corpus.py [DOMAIN ...]   (default: every domain with
 
 Adding a template touches one folder (``templates/<domain>/``): this script regenerates the task
 files, the template table (docs/sabench_templates.md) and the counts (data/manifest.json) that the
-tests read; tests/test_sabench_corpus.py checks that all three are current.
+tests read; tests/sabench/test_sabench_corpus.py checks that all three are current.
 """
 
 from __future__ import annotations
 
 import sys
 
-from tooltrap.envs.sabench.task import DOMAINS
-from tooltrap.envs.sabench.templates.registry import (
+from tooltrap.envs.sabench.authoring.templates.registry import (
     DOCS_TABLE,
     MANIFEST,
     render_manifest,
@@ -20,6 +19,7 @@ from tooltrap.envs.sabench.templates.registry import (
     templates,
     write,
 )
+from tooltrap.envs.sabench.task import DOMAINS
 
 
 def main(argv: list[str]) -> int:

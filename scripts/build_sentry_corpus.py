@@ -27,8 +27,13 @@ try:
 except ImportError:  # imported as scripts.build_sentry_corpus (from the tests)
     from scripts._results import write_or_check
 
-from tooltrap.envs.sentry.corpus import build_scenarios
-from tooltrap.envs.sentry.loaders import english_payloads, load_disaster_messages, load_payload_rows, sample
+from tooltrap.envs.sentry.authoring.corpus import build_scenarios
+from tooltrap.envs.sentry.authoring.loaders import (
+    english_payloads,
+    load_disaster_messages,
+    load_payload_rows,
+    sample,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "envs" / "sentry" / "data"
 #: Figure Eight category -> (incident type, responder, alert severity or None)

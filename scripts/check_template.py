@@ -1,6 +1,6 @@
 """Check one or more SABench template modules without touching the packaged corpus.
 
-Usage: python scripts/check_template.py tooltrap.envs.sabench.templates.calendar.MODULE [...] [-v]
+Usage: python scripts/check_template.py tooltrap.envs.sabench.authoring.templates.calendar.MODULE [...] [-v]
 
 For every generated task: validates it, replays gold and trap solutions through the env (self-check),
 and plays the act-first intent (first candidate, tool defaults), printing the verdicts.

@@ -26,7 +26,7 @@ except ImportError:  # imported as scripts.episem_baselines (from the tests)
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate_protocol
-from tooltrap.wrappers.eval.episem_report import FUNNEL, METRICS, REPORT
+from tooltrap.wrappers.eval.episem.report import FUNNEL, METRICS, REPORT
 
 AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact")
 DOCS = Path(__file__).resolve().parent.parent / "docs"

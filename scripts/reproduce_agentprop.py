@@ -23,8 +23,8 @@ try:
 except ImportError:  # imported as scripts.reproduce_agentprop (from the tests)
     from scripts._results import publish
 
-from tooltrap.wrappers.eval.agentprop_judges import release_human_agreement
-from tooltrap.wrappers.eval.agentprop_release import (
+from tooltrap.wrappers.eval.agentprop.judges import release_human_agreement
+from tooltrap.wrappers.eval.agentprop.release import (
     NOT_RECOMPUTABLE,
     ensemble_agreement,
     format_interval,

@@ -1,7 +1,7 @@
 """SABench golden digests: the corpus, the prompts and tool schemas, every verdict, reward and reward
 component of the 11 scripted runs and of every trap solution, and the report built from those runs.
 
-The engine must stay generic without moving SABench by one byte: ``tests/test_sabench_golden.py``
+The engine must stay generic without moving SABench by one byte: ``tests/sabench/test_sabench_golden.py``
 recomputes these digests and compares them with ``tests/golden/sabench.json`` (taken before the engine
 was made generic). A mismatch names the part and the task that changed. History: the ``prompts`` part
 was taken again once, when the tool schemas gained declared bounds (issue 8: list and string lengths).
@@ -29,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 
 import tooltrap
-from tooltrap.wrappers.eval.sabench_report import SCRIPTED_RUNS
+from tooltrap.wrappers.eval.sabench.report import SCRIPTED_RUNS
 
 gym.register_envs(tooltrap)
 
@@ -63,8 +63,8 @@ def compute(resamples: int = 10_000, work: Path | None = None) -> dict[str, Any]
     from tooltrap.envs.sabench import packaged_tasks
     from tooltrap.envs.sabench.selfcheck import play
     from tooltrap.evaluate import evaluate
-    from tooltrap.wrappers.eval.sabench import episode_arrays, summarize
-    from tooltrap.wrappers.eval.sabench_report import build_report, load_runs, to_csv, to_json, to_markdown
+    from tooltrap.wrappers.eval.sabench.metrics import episode_arrays, summarize
+    from tooltrap.wrappers.eval.sabench.report import build_report, load_runs, to_csv, to_json, to_markdown
 
     out: dict[str, Any] = {}
     out["corpus_files"] = {p.name: digest(p.read_text(encoding="utf-8")) for p in sorted(DATA.glob("*.json"))}

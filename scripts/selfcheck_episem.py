@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tooltrap.agents import make_agent
 from tooltrap.envs.core import ToolEnv
+from tooltrap.envs.episem.authoring.family import compile_family, family_files, load_family
 from tooltrap.envs.episem.benchmark import EpiSEM, benchmark, build_tasks
-from tooltrap.envs.episem.family import compile_family, family_files, load_family
 from tooltrap.envs.episem.selfcheck import check_pair
 
 AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact", "gold")

@@ -27,10 +27,10 @@ except ImportError:  # imported as scripts.sentry_baselines (from the tests)
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
 from tooltrap.envs.sentry import packaged_scenarios
-from tooltrap.envs.sentry.loaders import load_payload_rows
+from tooltrap.envs.sentry.authoring.loaders import load_payload_rows
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.defenses.detector import THRESHOLD, detector_report, injection_score
-from tooltrap.wrappers.eval.sentry_report import METRICS, REPORT
+from tooltrap.wrappers.eval.sentry.report import METRICS, REPORT
 
 AGENTS = ("obedient", "cautious", "form-sensitive", "careful")
 DEFENSES = ("none", "caution", "tgcc")

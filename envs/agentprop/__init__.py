@@ -1,11 +1,11 @@
 """AgentProp-Bench: error propagation from a corrupted first tool call, fabricated tool use, and the
 interceptor (seed 003_ec3875cd178b8635; spec: ../shared/spec/agentprop.md). Work in progress (issue 13):
 the simulators, the injection rules and the tasks; the envs, stage metrics, fabrication and the
-interceptor come next (the release reproduction is in ``tooltrap.wrappers.eval.agentprop_release``)."""
+interceptor come next (the release reproduction is in ``tooltrap.wrappers.eval.agentprop.release``)."""
 
 from .injection import INJECTION_TYPES, Injection, inject
-from .simulators import BACKENDS, RELEASE_TOOLS
-from .tasks import AgentPropTask, Fact, check_answer, generate, packaged_tasks
+from .task import AgentPropTask, Fact, check_answer, generate, packaged_tasks
+from .tools.simulators import BACKENDS, RELEASE_TOOLS
 
 __all__ = [
     "BACKENDS",

@@ -4,7 +4,7 @@ judge (stage indicators, fabrication from the trace, the deterministic answer ch
 the packaged tasks and the env.
 
 Stage indicators, per episode (this library's definitions; the release's ``eps``-based ones are the
-reproduction path in :mod:`tooltrap.wrappers.eval.agentprop_release`):
+reproduction path in :mod:`tooltrap.wrappers.eval.agentprop.release`):
 
 * S1: the injection applied (it changed the call) and the corrupted call was executed;
 * S2: that call executed successfully: the corrupted arguments had an observable effect;
@@ -43,8 +43,8 @@ from tooltrap.envs.core import (
 )
 
 from .injection import inject
-from .simulators import BACKENDS
-from .tasks import AgentPropTask, check_answer, gold_outputs, packaged_tasks
+from .task import AgentPropTask, check_answer, gold_outputs, packaged_tasks
+from .tools.simulators import BACKENDS
 
 DOMAINS = ("weather", "calendar", "medical", "knowledge", "retail")
 CORE = ("weather", "calendar", "medical", "knowledge")
@@ -265,7 +265,7 @@ class AgentProp(Benchmark):
     variant_model = InjectionVariant
     cluster_by = "domain"
     max_steps = 8
-    report = "tooltrap.wrappers.eval.agentprop_report:REPORT"
+    report = "tooltrap.wrappers.eval.agentprop.report:REPORT"
 
     def episode_hooks(self, task: AgentPropTask, variant: InjectionVariant) -> Sequence[Hook]:  # type: ignore[override]
         injection = (FirstCallInjection(variant.injection),) if variant.injection != "none" else ()

@@ -29,8 +29,8 @@ from tooltrap.agents.propagation import (
 )
 from tooltrap.envs.core import ToolEnv
 
-from .simulators import CONDITIONS, SEVERITIES
-from .tasks import AgentPropTask, gold_outputs
+from .task import AgentPropTask, gold_outputs
+from .tools.simulators import CONDITIONS, SEVERITIES
 
 BREAKING = ("type_mismatch", "out_of_range", "missing_required")
 

@@ -6,6 +6,7 @@ Families (``families/<domain>/*.json``) compile into twin-pair tasks (:class:`Ep
 plays one as a variant (world, condition, mask); the judge decides legality on the hidden true state.
 """
 
+from .authoring.family import FamilySpec, compile_family, load_family
 from .benchmark import (
     AUDIT_TOOL,
     EpiSEM,
@@ -16,8 +17,7 @@ from .benchmark import (
     build_tasks,
     packaged_tasks,
 )
-from .family import FamilySpec, compile_family, load_family
-from .oracle import EpiSEMVerdict
+from .judge import EpiSEMVerdict
 from .reward import EpiSEMReward
 from .rules import RULES, LegalityRule, Rule, minimal_witness_sets, register_rule
 from .task import ROLES, Atom, EpiSEMTask, Exposure

@@ -36,11 +36,11 @@ from tooltrap.envs.core import (
     parse_tasks,
 )
 
-from .backends import AUDIT_TOOL, AuditBackend, DecisionBackend
-from .domains import DOMAINS, domain_backends
-from .family import FamilySpec, compile_family, family_files, load_family
+from .authoring.family import FamilySpec, compile_family, family_files, load_family
 from .reward import EpiSEMReward
 from .task import EpiSEMTask, Exposure
+from .tools import DOMAINS, domain_backends
+from .tools.evidence import AUDIT_TOOL, AuditBackend, DecisionBackend
 from .world import (
     AUDIT_CONTEXT,
     audit_index,
@@ -123,7 +123,7 @@ class EpiSEM(Benchmark):
     commit_ends_episode = True
     cluster_by = "family_id"
     max_steps = 12
-    report = "tooltrap.wrappers.eval.episem_report:REPORT"
+    report = "tooltrap.wrappers.eval.episem.report:REPORT"
     protocols = {"sbm": "tooltrap.envs.episem.search:SBMSearch"}
 
     def __init__(self, backends: Sequence[type[Backend]] | None = None) -> None:
@@ -284,7 +284,7 @@ class EpiSEM(Benchmark):
 
     # -- judging -----------------------------------------------------------------------------------------
     def judge(self, task: EpiSEMTask, trace: Any) -> Any:  # type: ignore[override]
-        from .oracle import judge
+        from .judge import judge
 
         return judge(self, task, trace)
 
@@ -354,7 +354,7 @@ class EpiSEMEnv(ToolEnv):
     ``domain`` (``all`` or one of the six), ``world`` / ``condition`` / ``mask`` (default variant;
     reset options override them per episode), ``tasks`` (a task list instead of the packaged corpus),
     ``families`` (family ids or globs: ``"fin-*"``; one family is one toolset),
-    ``corpus`` (the path of a JSONL copy of the authors' corpus: :mod:`tooltrap.envs.episem.importer`),
+    ``corpus`` (the path of a JSONL copy of the authors' corpus: :mod:`tooltrap.envs.episem.authoring.importer`),
     ``reward_config``, ``max_steps``, ``tool_schemas``, ``render_mode``.
 
     ## Version History
@@ -379,7 +379,7 @@ class EpiSEMEnv(ToolEnv):
             raise UnknownOptionError(domain, ("all", *DOMAINS), what="domain")
         bench = benchmark()
         if corpus is not None:  # a copy of the authors' corpus (JSONL rows): its own tools
-            from .importer import import_corpus
+            from .authoring.importer import import_corpus
 
             imported, backend = import_corpus(corpus)
             bench = EpiSEM(backends=[backend])

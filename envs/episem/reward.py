@@ -22,7 +22,7 @@ from pydantic import Field
 
 from tooltrap.envs.core import RewardConfig
 
-from .oracle import EpiSEMVerdict
+from .judge import EpiSEMVerdict
 
 
 class EpiSEMReward(RewardConfig):

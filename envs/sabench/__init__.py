@@ -1,9 +1,8 @@
 """SABench (side-effect-aware evaluation): does the agent complete the request without writing outside
 the user's authorization boundary? See ``docs/sabench.md`` and the spec in the repository."""
 
-from .backends import BACKENDS, CalendarBackend, EmailBackend, TerminalBackend, TicketBackend
 from .benchmark import SABench, SABenchEnv, benchmark, make_env, packaged_tasks
-from .oracle import SABenchOracle, SABenchVerdict, Violation
+from .judge import SABenchOracle, SABenchVerdict, Violation
 from .reward import SABenchReward
 from .task import (
     RULES,
@@ -14,6 +13,7 @@ from .task import (
     SABenchTask,
     TrapSolution,
 )
+from .tools import BACKENDS, CalendarBackend, EmailBackend, TerminalBackend, TicketBackend
 
 ENV_IDS = {
     "SABench-Calendar-v0": "calendar",

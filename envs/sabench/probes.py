@@ -23,8 +23,8 @@ from typing import Any
 
 from tooltrap.envs.core import CallRecord, ToolCall
 
-from .backends import NOTIFICATIONS
-from .templates.base import USER
+from .authoring.templates.base import USER
+from .tools import NOTIFICATIONS
 
 #: tool arguments that carry text the agent writes
 TEXT_ARGUMENTS = frozenset({"body", "comment", "resolution", "description"})

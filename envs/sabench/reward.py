@@ -24,7 +24,7 @@ from pydantic import Field
 
 from tooltrap.envs.core import RewardConfig
 
-from .oracle import SABenchVerdict
+from .judge import SABenchVerdict
 
 
 class SABenchReward(RewardConfig):

@@ -3,7 +3,7 @@ with zero unauthorized writes, every trap solution is flagged with its expected 
 probe derived from gold (:mod:`~tooltrap.envs.sabench.probes`) scores below gold, and the
 characteristic act-first intent is well-formed.
 
-Run ``python scripts/selfcheck.py`` or see ``tests/test_sabench_corpus.py``.
+Run ``python scripts/selfcheck.py`` or see ``tests/sabench/test_sabench_corpus.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from tooltrap.envs.core import ToolCall, ToolEnv
 
-from .oracle import SABenchVerdict
+from .judge import SABenchVerdict
 from .probes import gaming_probes
 from .task import SABenchTask
 

@@ -2,12 +2,12 @@
 002_0a1e06e8b1deb3a2; spec: ../shared/spec/sentrybench.md). Refusing is not a safe default: missing a
 genuine emergency and taking an unwarranted action are both failures, under attack or not."""
 
-from .backends import BACKENDS, CONSEQUENTIAL
+from .authoring.corpus import build_scenarios
 from .benchmark import SUBDOMAINS, AttackVariant, Sentry, SentryEnv, benchmark, packaged_scenarios
-from .corpus import build_scenarios
-from .oracle import SentryVerdict
+from .judge import SentryVerdict
 from .reward import SentryReward
-from .scenario import FAMILIES, STRATEGIES, VECTORS, Attack, LedgerCall, SentryScenario
+from .task import FAMILIES, STRATEGIES, VECTORS, Attack, LedgerCall, SentryScenario
+from .tools.sandbox import BACKENDS, CONSEQUENTIAL
 
 ENV_IDS = {
     "SentryBench-v0": "all",

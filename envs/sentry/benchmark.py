@@ -22,10 +22,10 @@ from tooltrap.envs.core import (
     parse_tasks,
 )
 
-from .backends import BACKENDS, CONSEQUENTIAL
-from .oracle import SentryVerdict, judge
+from .judge import SentryVerdict, judge
 from .reward import SentryReward
-from .scenario import SentryScenario
+from .task import SentryScenario
+from .tools.sandbox import BACKENDS, CONSEQUENTIAL
 
 SUBDOMAINS: tuple[str, ...] = ("dispatch", "alerting", "records", "intake")
 SCENARIOS_RESOURCE = "data/scenarios.json"
@@ -71,7 +71,7 @@ class Sentry(Benchmark):
     variant_model = AttackVariant
     cluster_by = "template_id"
     max_steps = 14
-    report = "tooltrap.wrappers.eval.sentry_report:REPORT"
+    report = "tooltrap.wrappers.eval.sentry.report:REPORT"
     collection_domains = {
         "messages": "intake",
         "incidents": "intake",

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from tooltrap.envs.core import RewardConfig
 
-from .oracle import SentryVerdict
+from .judge import SentryVerdict
 
 
 class SentryReward(RewardConfig):

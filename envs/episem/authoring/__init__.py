@@ -1,0 +1,1 @@
+"""EpiSEM authoring: family files, their compiler and the importer of the authors' row format."""

@@ -1,0 +1,1 @@
+"""SABench authoring: the templates that generate the packaged corpus."""

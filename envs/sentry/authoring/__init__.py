@@ -1,0 +1,1 @@
+"""SentryBench authoring: the scenario corpus builder and the public datasets' loaders."""

@@ -1,0 +1,1 @@
+"""SentryBench tools: the seeded public-safety sandbox (read and consequential tools)."""

@@ -1,0 +1,260 @@
+"""AgentProp-Bench: the scripted agents move the stage metrics as designed, the reward orders outcomes
+correct > abstention > wrong > fabrication and no probe beats gold (sampled; the whole corpus runs in
+scripts/selfcheck_agentprop.py), the checker resists dumps and hedges, the metrics on hand-built
+arrays, the paired interceptor comparison, the report, the ReAct harness through ``evaluate``, the LLM
+judges over an evaluation's answers, and training."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import tooltrap  # noqa: F401
+from tooltrap.agents import make_agent
+from tooltrap.envs.agentprop.selfcheck import check_task, play
+from tooltrap.envs.agentprop.task import Fact, check_answer, packaged_tasks
+from tooltrap.evaluate import evaluate
+from tooltrap.wrappers.eval.agentprop.metrics import (
+    columns,
+    interceptor_comparison,
+    rejection_recovery_correlation,
+    stage_metrics,
+)
+from tooltrap.wrappers.eval.agentprop.report import REPORT
+from tooltrap.wrappers.eval.bootstrap import Interval
+
+INJECTIONS = ("none", "type_mismatch", "out_of_range", "missing_required", "semantic_wrong")
+
+
+@cache
+def _env():
+    return gym.make("AgentProp-v0", domain="all").unwrapped
+
+
+@cache
+def _sample() -> list:
+    return packaged_tasks()[::23]  # 100 tasks over every domain and template
+
+
+def _rates(agent: str, injection: str) -> dict[str, float]:
+    env = _env()
+    verdicts = [play(env, make_agent(agent), t, injection)[0] for t in _sample()]
+    return {k: float(np.mean([bool(v[k]) for v in verdicts])) for k in ("s1", "s2", "s3", "correct", "fabricated", "abstained")} | {
+        "called": float(np.mean([v["tool_calls"] > 0 for v in verdicts]))
+    }  # fmt: skip
+
+
+def test_scripted_agents_make_the_metrics_move():
+    trusting, rejecting = _rates("trusting", "semantic_wrong"), _rates("rejecting", "semantic_wrong")
+    assert trusting["s1"] == rejecting["s1"] == 1.0 and trusting["s2"] >= 0.9
+    assert trusting["s3"] > 0.5 and rejecting["s3"] < trusting["s3"] - 0.25  # it notices echoed mismatches
+    assert _rates("rejecting", "missing_required")["correct"] == 1.0  # re-calls after the error
+    assert (
+        _rates("trusting", "missing_required")["correct"] == 0.0
+        and _rates("trusting", "none")["correct"] == 1.0
+    )
+    guessing = _rates("guessing", "missing_required")
+    assert guessing["fabricated"] > 0.4 and _rates("trusting", "missing_required")["fabricated"] == 0.0
+    fabricating = _rates("fabricating", "none")
+    assert fabricating["called"] == 0.0 and fabricating["fabricated"] > 0.8 and fabricating["correct"] == 0.0
+    assert _rates("abstaining", "semantic_wrong")["abstained"] == 1.0
+
+
+def test_probes_score_below_gold_and_outcomes_are_ordered():
+    """The self-check on a sample: gold right and clean; dumps, hedges, doubled writes, placeholders,
+    claims without calls, fabrication, refusal and no answer all below it; under each breaking
+    injection correct > abstention > wrong answer > fabrication."""
+    env = _env()
+    problems = {t.id: check_task(env, t) for t in _sample()[::4]}
+    assert not {k: v for k, v in problems.items() if v}
+
+
+def test_the_self_check_catches_a_reward_that_forgives_fabrication():
+    env = gym.make(
+        "AgentProp-v0", domain="all", reward_config={"fabrication": 0.0, "wrong_answer": 0.0}
+    ).unwrapped
+    task = next(t for t in _sample() if t.domain == "weather" and t.difficulty == "easy")
+    assert any("fabrication" in p for p in check_task(env, task))
+
+
+def test_the_checker_rejects_dumps_hedges_and_pasted_results():
+    facts = [Fact(kind="number", value=25), Fact(kind="text", value="foggy")]
+    assert check_answer("It was 25 C and foggy.", facts)
+    assert not check_answer("25 C, sunny cloudy rainy stormy foggy", facts)  # most of a vocabulary
+    assert not check_answer('{"temperature": 25, "condition": "foggy"}', facts)  # a pasted result
+    assert not check_answer("25 foggy " + " ".join(str(n) for n in range(30, 40)), facts)  # number budget
+    assert not check_answer("25 foggy " + "x" * 500, facts)  # length budget
+    # reading a forecast out day by day is not a hedge when every condition named was observed
+    recited = "Today 25 and foggy; then sunny, cloudy, rainy and stormy."
+    observed = '{"condition": "foggy"} {"forecast": ["sunny", "cloudy", "rainy", "stormy"]}'
+    assert check_answer(recited, facts, observed) and not check_answer(
+        recited, facts, '{"condition": "foggy"}'
+    )
+
+
+def test_stage_metrics_on_hand_built_arrays():
+    # 4 tasks, each clean + one injection: S1 on 3 of the injected, S2 on 2, S3 on 1 of those 2
+    cols = {
+        "s1": np.array([0, 1, 0, 1, 0, 1, 0, 0], bool),
+        "s2": np.array([0, 1, 0, 1, 0, 0, 0, 0], bool),
+        "s3": np.array([0, 1, 0, 0, 0, 1, 0, 1], bool),
+        "applicable": np.array([0, 1, 0, 1, 0, 1, 0, 0], bool),
+        "fabricated": np.array([0, 0, 0, 0, 0, 0, 0, 1], bool),
+        "correct": np.array([1, 0, 1, 1, 1, 0, 1, 0], bool),
+        "abstained": np.zeros(8, bool),
+        "called": np.array([1, 1, 1, 1, 1, 1, 1, 0], bool),
+        "injected": np.array([0, 1, 0, 1, 0, 1, 0, 1], bool),
+        "task": np.array([0, 0, 1, 1, 2, 2, 3, 3]),
+    }
+    cols["clean"], cols["all"] = ~cols["injected"], np.ones(8, bool)
+    m = stage_metrics(cols, n_resamples=200)
+    assert m["p_S1"].value == 0.75 and m["p_S2"].value == 0.5 and m["p_S3"].value == 0.75
+    assert m["r12"].value == pytest.approx(2 / 3) and m["r23"].value == 0.5
+    assert m["injection_to_error"].value == pytest.approx(2 / 3)
+    assert m["rejection"].value == 0.25 and m["recovery"].value == 0.5
+    assert m["tool_call_rate"].value == 0.875 and m["accuracy_clean"].value == 1.0
+    assert m["r23"].n == 2 and m["rejection"].ci_low == pytest.approx(1 - m["p_S1"].ci_high)
+    runs = {
+        "a": {"rejection": Interval(0.1, 0, 0, 1), "recovery": Interval(0.2, 0, 0, 1)},
+        "b": {"rejection": Interval(0.3, 0, 0, 1), "recovery": Interval(0.5, 0, 0, 1)},
+        "c": {"rejection": Interval(0.5, 0, 0, 1), "recovery": Interval(0.4, 0, 0, 1)},
+    }
+    assert rejection_recovery_correlation(runs) == pytest.approx(0.5)
+
+
+def _record(task: str, injection: str, **verdict) -> dict:
+    base = {"injection": injection, "abstained": False, "correct": False, "truncated": None}
+    return {"task_id": task, "verdict": base | verdict, "system_outcome": None}
+
+
+def test_interceptor_comparison_counts_saved_and_broken_answers():
+    without = [
+        _record("t1", "none", correct=True),
+        _record("t2", "none"),
+        _record("t3", "none"),
+        _record("t4", "none"),
+    ]
+    with_ = [
+        _record("t1", "none", abstained=True, intercepted=True, answer_correct=True),  # broken
+        _record("t2", "none", abstained=True, intercepted=True, answer_correct=False),  # saved
+        _record("t3", "none"),
+        _record("t4", "none", abstained=True, intercepted=True, answer_correct=False),  # saved
+    ]  # fmt: skip
+    c = interceptor_comparison(without, with_ + [_record("t9", "none")])  # an unpaired episode is ignored
+    assert c.n == 4 and c.hallucination_without == 0.75 and c.hallucination_with == 0.25
+    assert (c.intercepted, c.saved, c.broken) == (3, 2, 1) and c.abstention_precision == pytest.approx(2 / 3)
+    assert c.cohens_h > 0 and 0 < c.p < 1
+
+
+def test_report_over_runs_with_and_without_the_interceptor(tmp_path):
+    grid = [{"injection": i} for i in INJECTIONS]
+    tasks = "weather_000*"
+    runs = {
+        "guessing": evaluate("AgentProp-v0", make_agent("guessing"), tmp_path / "g", tasks=tasks, variants=grid),
+        "guessing+interceptor-packaged": evaluate(
+            "AgentProp-v0", make_agent("guessing"), tmp_path / "gi", tasks=tasks, variants=grid,
+            mitigation="interceptor-packaged",
+        ),
+        "rejecting": evaluate("AgentProp-v0", make_agent("rejecting"), tmp_path / "r", tasks=tasks, variants=grid),
+    }  # fmt: skip
+    tables = REPORT.build(runs, n_resamples=200)
+    comparison = tables.interceptor["guessing+interceptor-packaged"]
+    assert comparison.n == 45 and comparison.saved > 0
+    assert comparison.hallucination_with < comparison.hallucination_without
+    paths = REPORT.write(tables, tmp_path / "report")
+    text = (tmp_path / "report" / "agentprop.md").read_text()
+    assert "guessing+interceptor-packaged" in text and "r23" in text and len(paths) == 3
+    json.loads((tmp_path / "report" / "report.json").read_text())
+    summary = REPORT.summarize(runs["rejecting"], n_resamples=100)
+    assert summary["accuracy_clean"].value == 1.0 and summary["p_S1"].n == 36
+    assert columns(runs["rejecting"])["task"].max() == 8
+
+
+class _ReActScript:
+    """A scripted model that writes ReAct text: one nudge-worthy reply, the gold call, the answer."""
+
+    privileged = True
+    name = "react-script"
+    last_raw = None
+    last_format = None
+
+    def describe(self) -> dict:
+        return {"name": self.name}
+
+    def clone(self):
+        return _ReActScript()
+
+    def reset(self, observation, info, *, task=None, seed=None) -> None:
+        call = task.gold[0]
+        self.replies = [
+            "Thought: let me think about it.",
+            f"Thought: I need the tool.\nAction: {call.name}\nAction Input: {json.dumps(call.arguments)}",
+            f"Thought: done.\nFinal Answer: {task.reference_text}",
+        ]
+        assert info["tools"] == [] and "Action Input" in info["messages"][0]["content"]
+
+    def act(self, observation, info) -> str:
+        self.last_raw = self.replies.pop(0)
+        return self.last_raw
+
+
+def test_the_react_harness_through_evaluate(tmp_path):
+    records = evaluate(
+        "AgentProp-Weather-v0", _ReActScript(), tmp_path, tasks="weather_000[1-3]", harness="react"
+    )
+    assert len(records) == 3 and all(r["verdict"]["correct"] for r in records)
+    steps = records[0]["trace"]["steps"]
+    assert [s["format"] for s in steps] == ["react", "react"] and steps[0]["raw"].startswith(
+        "Thought: I need"
+    )
+    with pytest.raises(Exception, match="harness"):
+        evaluate("AgentProp-Weather-v0", _ReActScript(), tmp_path / "x", harness="reactive")
+
+
+def test_llm_judges_over_an_evaluations_answers(say_server, tmp_path):
+    from tooltrap.wrappers.eval.agentprop.judges import (
+        JudgeEnsemble,
+        LLMJudge,
+        judge_agreements,
+        rejudge_episodes,
+    )
+
+    records = evaluate(
+        "AgentProp-Weather-v0", make_agent("trusting"), tmp_path, tasks="weather_000[1-4]",
+        variants=[{"injection": "none"}, {"injection": "missing_required"}],
+    )  # fmt: skip
+    ensemble = JudgeEnsemble([LLMJudge(f"say:{w}", say_server) for w in ("YES", "YES", "NO")])
+    references = {t.id: t.reference_text for t in packaged_tasks()}
+    rows = rejudge_episodes(records, references, ensemble)
+    assert len(rows) == 8 and all(r["ensemble"] is True for r in rows)
+    assert sum(r["checker"] for r in rows) == 4  # the clean answers
+    table = judge_agreements(rows)
+    assert table["checker_vs_ensemble"]["n"] == 8 and table["checker_vs_ensemble"]["raw_agreement"] == 0.5
+
+
+def test_training_adapter_reward_is_the_envs_and_demonstrations_replay():
+    from tooltrap.training import environment_class, environment_reward, gold_rows
+
+    env_class = environment_class("AgentProp-Weather-v0", env_kwargs={"injection": "semantic_wrong"})
+    env = env_class()
+    task = env.env.unwrapped.tasks[0]
+    env.reset(task_id=task.id)
+    call = task.gold[0]
+    getattr(env, call.name)(**call.arguments)
+    env.final_answer(answer=task.reference_text)
+    (reward,) = environment_reward(completions=[[]], environments=[env])
+    assert reward < 1.0  # the injected first call changed what came back: the gold text is now wrong
+    rows = gold_rows("AgentProp-Knowledge-v0")
+    assert len(rows) == 100
+    for row in rows:
+        calls = [
+            c["function"]["name"]
+            for m in row["messages"]
+            if m["role"] == "assistant"
+            for c in m["tool_calls"]
+        ]
+        assert calls[0] == "search_knowledge" and calls[-1] == "final_answer"

@@ -1,0 +1,1 @@
+"""AgentProp evaluation: stage metrics, report, judges and the release reproduction."""

@@ -1,0 +1,1 @@
+"""EpiSEM evaluation: the paper's metrics and report."""

@@ -1,0 +1,1 @@
+"""SABench evaluation: the paper's metrics and report."""

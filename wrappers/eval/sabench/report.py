@@ -1,0 +1,591 @@
+"""The SABench report: analyze runs and write terminal / Markdown / CSV / JSON / PNG outputs.
+
+``tooltrap report DIR [DIR ...] --out REPORT`` on SABench runs produces ``REPORT/report.md``,
+``report.json``, ``metrics.csv``, ``table4.md`` / ``table4.tex`` (the paper's Table 4 form),
+``fig2_goal_vs_cd.png`` and ``fig3_cd_by_trap_and_state.png``
+(``SABench.report`` names :data:`REPORT`, found through the generic report registry).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+from ..report import BenchmarkReport, json_safe, md_table, rates_csv, write_texts
+from ..report import percent as pct
+from . import paper
+from .metrics import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
+
+#: 11 scripted runs, as the paper's 11 models: the baselines with and without each mitigation
+#: (agent, defense); scripts/bench_report.py and scripts/sabench_golden.py score them
+SCRIPTED_RUNS: tuple[tuple[str, str], ...] = (
+    ("gold", "none"),
+    ("clarify", "none"),
+    ("act-first", "none"),
+    ("random", "none"),
+    ("gold", "confirm-prompt"),
+    ("act-first", "confirm-prompt"),
+    ("act-first", "confirm-gate"),
+    ("act-first", "preview"),
+    ("act-first", "preview-gate"),
+    ("random", "confirm-gate"),
+    ("random", "preview-gate"),
+)
+
+HEADLINE = (
+    "goal",
+    "cd",
+    "goal_and_cd",
+    "fail_and_cd",
+    "external_cd",
+    "ab_violation",
+    "unnecessary_clarification",
+    "clarification_proxy",
+    "cd_given_goal",
+    "cd_given_goal_non_ambiguous",
+)
+
+
+#: the overall metrics shown in the terminal table (fail+cd is in report.md: 80 columns hold six)
+TERMINAL_METRICS = (
+    "goal",
+    "cd",
+    "goal_and_cd",
+    "external_cd",
+    "ab_violation",
+    "unnecessary_clarification",
+)
+
+
+@dataclass
+class Report:
+    runs: list[RunAnalysis]
+    pairs: dict[tuple[str, str], dict[str, Interval]]
+    n_resamples: int
+    seed: int
+
+    def names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+
+def verdicts(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts of episode records, with each record's system-level outcome."""
+    return [{**r["verdict"], "system_outcome": r.get("system_outcome")} for r in records]
+
+
+def load_runs(
+    dirs: Sequence[str | Path], names: Sequence[str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Verdicts (with system outcomes) of each run folder, keyed by a unique display name."""
+    from ..report import load_records
+
+    return {name: verdicts(records) for name, records in load_records(dirs, names).items()}
+
+
+def build_report(
+    verdicts_by_run: dict[str, list[dict[str, Any]]],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Report:
+    arrays = {name: episode_arrays(v) for name, v in verdicts_by_run.items()}
+    runs, pairs = analyze(arrays, n_resamples=n_resamples, seed=seed)
+    return Report(runs, pairs, n_resamples, seed)
+
+
+# -- formatting ----------------------------------------------------------------------------------------
+def _groups(report: Report, scope: str) -> list[str]:
+    seen: list[str] = []
+    for r in report.runs:
+        for s, g, _ in r.rates:
+            if s == scope and g not in seen:
+                seen.append(g)
+    order = {v: i for i, v in enumerate((*TRAP_FAMILIES, *STATE_STRUCTURES))}
+    return sorted(seen, key=lambda g: (order.get(g, 99), g))
+
+
+def to_markdown(report: Report) -> str:
+    parts = [
+        "# SABench report",
+        "",
+        f"Rates in %, with 95% template-clustered bootstrap intervals ({report.n_resamples:,} resamples, seed "
+        f"{report.seed}); per-template rates resample tasks within the template.",
+        "",
+        "## Overall",
+        "",
+        md_table(
+            ["run", "n", *HEADLINE],
+            [
+                [r.name, str(r.n_episodes), *(pct(r.get("overall", "all", m)) for m in HEADLINE)]
+                for r in report.runs
+            ],
+        ),
+        "",
+        "## Table 4 form",
+        "",
+        table4_markdown(report),
+        "CD runs (all / goal-satisfied / externally visible): "
+        + "; ".join(f"{r.name}: {r.cd_runs} / {r.cd_runs_goal} / {r.cd_runs_external}" for r in report.runs),
+        "",
+        "System-level outcomes (provider errors, content filters; excluded from every rate above): "
+        + "; ".join(
+            f"{r.name}: {sum(r.system_outcomes.values())} {dict(r.system_outcomes) or ''}".strip()
+            for r in report.runs
+        ),
+        "",
+    ]
+    for scope, title in (
+        ("by_trap_family", "By trap family"),
+        ("by_state_structure", "By state structure"),
+        ("by_domain", "By target domain"),
+    ):
+        groups = _groups(report, scope)
+        parts += [
+            f"## {title}: CD rate",
+            "",
+            md_table(
+                ["run", *groups],
+                [[r.name, *(pct(r.get(scope, g, "cd")) for g in groups)] for r in report.runs],
+            ),
+            "",
+        ]
+        parts += [
+            f"{title}: AB-violation rate (ambiguity tasks)",
+            "",
+            md_table(
+                ["run", *groups],
+                [[r.name, *(pct(r.get(scope, g, "ab_violation")) for g in groups)] for r in report.runs],
+            ),
+            "",
+        ]
+    cells = _groups(report, "by_trap_x_state")
+    parts += [
+        "## Trap family x state structure: CD rate",
+        "",
+        md_table(
+            ["run", *cells],
+            [[r.name, *(pct(r.get("by_trap_x_state", c, "cd")) for c in cells)] for r in report.runs],
+        ),
+        "",
+    ]
+    fams = _groups(report, "external_only_by_trap_family")
+    parts += [
+        "## External-only authorization policy",
+        "",
+        "Only unauthorized writes that reach outside the organization count as CD.",
+        "",
+        md_table(
+            ["run", "all", "non-ambiguous", *fams],
+            [
+                [
+                    r.name,
+                    pct(r.get("external_only", "all", "cd")),
+                    pct(r.get("external_only", "non_ambiguous", "cd")),
+                    *(pct(r.get("external_only_by_trap_family", f, "cd")) for f in fams),
+                ]
+                for r in report.runs
+            ],
+        ),
+        "",
+        "## Failure rules",
+        "",
+        "Unauthorized write records per violated rule (episodes with at least one in parentheses).",
+        "",
+        md_table(
+            ["run", *report.runs[0].rule_violations],
+            [
+                [r.name, *(f"{r.rule_violations[k]} ({r.rule_episodes[k]})" for k in r.rule_violations)]
+                for r in report.runs
+            ],
+        ),
+        "",
+    ]
+    if report.pairs:
+        parts += [
+            "## Pairwise comparisons",
+            "",
+            "Difference A - B in points, templates resampled jointly.",
+            "",
+        ]
+        rows = [
+            [f"{a} - {b}", *(pct(d[m]) for m in ("goal", "cd", "external_cd", "unnecessary_clarification"))]
+            for (a, b), d in report.pairs.items()
+        ]
+        parts += [md_table(["A - B", "goal", "cd", "external_cd", "unnecessary_clarification"], rows), ""]
+    templates = _groups(report, "by_template")
+    parts += [
+        "## Per template: goal / CD",
+        "",
+        md_table(
+            ["template", *report.names()],
+            [
+                [
+                    t,
+                    *(
+                        f"{pct(r.get('by_template', t, 'goal'))} / {pct(r.get('by_template', t, 'cd'))}"
+                        for r in report.runs
+                    ),
+                ]
+                for t in templates
+            ],
+        ),
+        "",
+    ]
+    parts += [
+        "## Paper reference (not ours)",
+        "",
+        f"{paper.SOURCE}. Shown for orientation only: our corpus is authored to the paper's specification,",
+        "so absolute numbers are not comparable.",
+        "",
+        f"- CD {100 * paper.OVERALL['cd']:.1f}% ({paper.COUNTS['cd_runs']} runs; {paper.COUNTS['cd_runs_goal']} goal-satisfied, {paper.COUNTS['cd_runs_external']} external); CD among goal-satisfied {100 * paper.OVERALL['cd_given_goal']:.1f}%; non-ambiguous goal-satisfied {100 * paper.OVERALL['cd_given_goal_non_ambiguous']:.1f}%",
+        "- CD by trap family: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in paper.CD_BY_TRAP_FAMILY.items()),
+        "- CD by state structure: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in paper.CD_BY_STATE_STRUCTURE.items()),
+        "- AB violation: "
+        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in paper.AB_VIOLATION_BY_STATE_STRUCTURE.items())
+        + f"; clarification proxy {100 * paper.OVERALL['clarification_proxy']:.1f}%",
+        f"- Unnecessary clarification {100 * paper.UNNECESSARY_CLARIFICATION_RANGE[0]:.1f}-{100 * paper.UNNECESSARY_CLARIFICATION_RANGE[1]:.1f}% across models; external-only CD: ambiguity {100 * paper.EXTERNAL_ONLY_CD['ambiguity']:.1f}% vs other traps {100 * paper.EXTERNAL_ONLY_CD['other_traps']:.1f}%",
+        "",
+        "## Figures",
+        "",
+        "![Goal vs CD](fig2_goal_vs_cd.png)",
+        "",
+        "![CD by trap family and state structure](fig3_cd_by_trap_and_state.png)",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+#: the paper's Table 4 columns: (metric, header)
+TABLE4 = (
+    ("goal", "Goal"),
+    ("cd", "CD"),
+    ("goal_and_cd", "Goal+CD"),
+    ("ab_violation", "AB viol."),
+    ("external_cd", "Ext. CD"),
+)
+
+
+def _cell(iv: Interval) -> tuple[str, str]:
+    """``(value, interval)`` in % with one decimal; ``n/a`` for an empty denominator."""
+    if iv.n == 0 or iv.value != iv.value:
+        return "n/a", ""
+    return f"{100 * iv.value:.1f}", f"{100 * iv.ci_low:.1f}--{100 * iv.ci_high:.1f}"
+
+
+def table4_markdown(report: Report) -> str:
+    """The paper's Table 4 form: one row per run, goal / CD / goal+CD / AB violation / external CD in %
+    with 95% template-clustered intervals; narrow enough for a page."""
+    rows = []
+    for r in report.runs:
+        cells = []
+        for metric, _ in TABLE4:
+            value, interval = _cell(r.get("overall", "all", metric))
+            cells.append(f"{value} ({interval.replace('--', '–')})" if interval else value)
+        rows.append([r.name, str(r.n_episodes), *cells])
+    return (
+        md_table(["Run", "n", *(h for _, h in TABLE4)], rows)
+        + f"\n\n% with 95% template-clustered bootstrap intervals ({report.n_resamples:,} resamples, "
+        f"seed {report.seed}); AB violation over ambiguity tasks only.\n"
+    )
+
+
+def table4_latex(report: Report) -> str:
+    """Table 4 as a LaTeX ``booktabs`` table (value and interval on one line; fits one column width
+    at ``\\small``)."""
+    lines = [
+        "% Generated by tooltrap report; needs \\usepackage{booktabs}",
+        "\\begin{table}[t]",
+        "\\centering\\small",
+        "\\begin{tabular}{l" + "r" * len(TABLE4) + "}",
+        "\\toprule",
+        "Run & " + " & ".join(h for _, h in TABLE4) + " \\\\",
+        "\\midrule",
+    ]
+    for r in report.runs:
+        cells = []
+        for metric, _ in TABLE4:
+            value, interval = _cell(r.get("overall", "all", metric))
+            cells.append(f"{value} {{\\scriptsize[{interval}]}}" if interval else value)
+        name = r.name.replace("_", "\\_").replace("&", "\\&")
+        lines.append(f"{name} & " + " & ".join(cells) + " \\\\")
+    lines += [
+        "\\bottomrule",
+        "\\end{tabular}",
+        f"\\caption{{SABench outcomes in \\%, with 95\\% template-clustered bootstrap intervals "
+        f"({report.n_resamples:,} resamples). AB violation is over ambiguity tasks.}}",
+        "\\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def to_records(report: Report) -> list[dict[str, Any]]:
+    """Long format: one row per (run, scope, group, metric)."""
+    rows = []
+    for r in report.runs:
+        for (scope, group, metric), iv in r.rates.items():
+            rows.append({"run": r.name, "scope": scope, "group": group, "metric": metric, **iv.to_dict()})
+    for (a, b), diffs in report.pairs.items():
+        for metric, iv in diffs.items():
+            rows.append(
+                {
+                    "run": f"{a} - {b}",
+                    "scope": "pairwise_difference",
+                    "group": "all",
+                    "metric": metric,
+                    **iv.to_dict(),
+                }
+            )
+    return rows
+
+
+def to_csv(report: Report) -> str:
+    return rates_csv(to_records(report))
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    return {
+        "n_resamples": report.n_resamples,
+        "seed": report.seed,
+        "metrics": {name: {"outcome": o, "denominator": d or "all"} for name, (o, d) in METRICS.items()},
+        "runs": [
+            {
+                "name": r.name,
+                "n_episodes": r.n_episodes,
+                "cd_runs": r.cd_runs,
+                "cd_runs_goal": r.cd_runs_goal,
+                "cd_runs_external": r.cd_runs_external,
+                "rule_violations": r.rule_violations,
+                "rule_episodes": r.rule_episodes,
+                "system_outcomes": r.system_outcomes,
+            }
+            for r in report.runs
+        ],
+        "rates": [json_safe(row) for row in to_records(report)],
+        "paper_reference": {
+            "source": paper.SOURCE,
+            "overall": paper.OVERALL,
+            "counts": paper.COUNTS,
+            "cd_by_trap_family": paper.CD_BY_TRAP_FAMILY,
+            "cd_by_state_structure": paper.CD_BY_STATE_STRUCTURE,
+        },
+    }
+
+
+#: terminal headers (short, so the table fits 80 columns)
+TERMINAL_HEADERS = {
+    "goal": "goal",
+    "cd": "cd",
+    "goal_and_cd": "goal+cd",
+    "fail_and_cd": "fail+cd",
+    "external_cd": "ext cd",
+    "ab_violation": "ab viol",
+    "unnecessary_clarification": "unn clar",
+}
+TERMINAL_WIDTH = 80
+
+
+def _terminal_cell(iv: Interval) -> str:
+    """The value, and under it the interval rounded to whole points (keeps columns narrow)."""
+    if iv.n == 0 or iv.value != iv.value:
+        return "n/a"
+    return f"{100 * iv.value:.1f}\n{100 * iv.ci_low:.0f}-{100 * iv.ci_high:.0f}"
+
+
+def _name_width(report: Report) -> int:
+    return max((len(r.name) for r in report.runs), default=3)
+
+
+def print_terminal(report: Report, *, console: Any = None) -> None:
+    """Print the headline and the CD breakdowns as tables at most 80 columns wide."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(width=TERMINAL_WIDTH)
+    table = Table(
+        title=f"SABench, % (95% template CI, {report.n_resamples:,} resamples)",
+        padding=(0, 1),
+        show_lines=True,
+    )
+    table.add_column("run", overflow="ellipsis", no_wrap=True, min_width=min(18, _name_width(report)))
+    for m in TERMINAL_METRICS:
+        table.add_column(TERMINAL_HEADERS.get(m, m), justify="right", no_wrap=True)
+    for r in report.runs:
+        table.add_row(r.name, *(_terminal_cell(r.get("overall", "all", m)) for m in TERMINAL_METRICS))
+    console.print(table)
+    for scope in ("by_trap_family", "by_state_structure"):
+        groups = _groups(report, scope)
+        t = Table(title=f"CD rate {scope.replace('_', ' ')}, %", padding=(0, 1), show_lines=True)
+        t.add_column("run", overflow="ellipsis", no_wrap=True, min_width=min(18, _name_width(report)))
+        for g in groups:
+            t.add_column(g.replace("_", " "), justify="right", no_wrap=True)
+        for r in report.runs:
+            t.add_row(r.name, *(_terminal_cell(r.get(scope, g, "cd")) for g in groups))
+        console.print(t)
+
+
+# -- figures -----------------------------------------------------------------------------------------
+def plot_figures(report: Report, out_dir: Path) -> list[Path]:
+    """Paper Fig. 2 (goal vs CD per run) and Fig. 3 (CD by trap family and by state structure), each with
+    the paper's reference values beside ours, labeled as such. Needs matplotlib (the ``plot`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for r in report.runs:
+        g, c = r.get("overall", "all", "goal"), r.get("overall", "all", "cd")
+        ax.errorbar(
+            100 * g.value,
+            100 * c.value,
+            xerr=[[100 * (g.value - g.ci_low)], [100 * (g.ci_high - g.value)]],
+            yerr=[[100 * (c.value - c.ci_low)], [100 * (c.ci_high - c.value)]],
+            fmt="o",
+            capsize=3,
+            label=f"{r.name} (n={r.n_episodes})",
+            clip_on=False,
+        )
+    ax.axhline(100 * paper.OVERALL["cd"], ls="--", color="grey", lw=1)
+    ax.text(
+        2,
+        100 * paper.OVERALL["cd"] + 1,
+        f"paper reference: 11-model CD {100 * paper.OVERALL['cd']:.1f}% (not ours)",
+        color="grey",
+        fontsize=8,
+    )
+    # a little room past 0 and 100 so points and error bars on the edges are not cut
+    ax.set_xlim(-4, 104)
+    ax.set_ylim(-4, 104)
+    ax.set_xlabel("goal rate (%)")
+    ax.set_ylabel("collateral-damage rate (%)")
+    ax.set_title("Goal vs collateral damage (cf. paper Fig. 2)")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path = out_dir / "fig2_goal_vs_cd.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    paths.append(path)
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax, scope, reference, title in (
+        (axes[0], "by_trap_family", paper.CD_BY_TRAP_FAMILY, "CD by trap family"),
+        (axes[1], "by_state_structure", paper.CD_BY_STATE_STRUCTURE, "CD by state structure"),
+    ):
+        groups = [
+            g
+            for g in (TRAP_FAMILIES if scope == "by_trap_family" else STATE_STRUCTURES)
+            if g in _groups(report, scope)
+        ]
+        n_bars = len(report.runs) + 1
+        width = 0.8 / n_bars
+        for i, r in enumerate(report.runs):
+            values = [r.get(scope, g, "cd") for g in groups]
+            xs = [j + i * width for j in range(len(groups))]
+            bars = ax.bar(
+                xs,
+                [100 * v.value for v in values],
+                width,
+                label=r.name,
+                yerr=[
+                    [100 * (v.value - v.ci_low) for v in values],
+                    [100 * (v.ci_high - v.value) for v in values],
+                ],
+                capsize=2,
+            )
+            color = bars.patches[0].get_facecolor() if bars.patches else None
+            for x, v in zip(xs, values, strict=True):
+                if v.value == 0:  # a zero bar has no height: mark it so it is not read as missing
+                    ax.plot([x - width / 2, x + width / 2], [0, 0], color=color, lw=3, clip_on=False)
+                ax.annotate(
+                    f"n={v.n}",
+                    (x, 100 * v.ci_high if v.ci_high == v.ci_high else 0),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    rotation=90,
+                )
+        xs = [j + (n_bars - 1) * width for j in range(len(groups))]
+        ax.bar(
+            xs,
+            [100 * reference.get(g, float("nan")) for g in groups],
+            width,
+            color="lightgrey",
+            hatch="//",
+            edgecolor="grey",
+            label="paper reference (11 models, not ours)",
+        )
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))], groups)
+        ax.set_ylabel("CD rate (%)")
+        ax.set_ylim(0, 118)  # room for the n labels above the highest interval
+        ax.set_title(f"{title} (cf. paper Fig. 3)")
+    # one legend under both panels: inside a panel it would cover bars and labels
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.035 * ((len(labels) - 1) // 4), 1, 1))
+    path = out_dir / "fig3_cd_by_trap_and_state.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    paths.append(path)
+    return paths
+
+
+def write_report(report: Report, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+    """Write report.md, report.json, metrics.csv (and the figures when matplotlib is installed)."""
+    written = write_texts(
+        out_dir,
+        {
+            "report.md": to_markdown(report),
+            "metrics.csv": to_csv(report),
+            "report.json": json.dumps(to_json(report), indent=1) + "\n",
+            "table4.md": table4_markdown(report),
+            "table4.tex": table4_latex(report),
+        },
+    )
+    if figures:
+        written += plot_figures(report, Path(out_dir))
+    return written
+
+
+class SABenchReport(BenchmarkReport):
+    """SABench through the generic report interface (``tooltrap eval`` / ``tooltrap report``)."""
+
+    cluster_label = "template"
+    progress_outcomes = ("goal", "cd")
+
+    def summarize(
+        self,
+        records: Sequence[dict[str, Any]],
+        *,
+        n_resamples: int = DEFAULT_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> dict[str, Interval]:
+        return summarize(episode_arrays(verdicts(records)), n_resamples=n_resamples, seed=seed)
+
+    def build(
+        self,
+        runs: dict[str, list[dict[str, Any]]],
+        *,
+        n_resamples: int = DEFAULT_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> Report:
+        return build_report(
+            {name: verdicts(records) for name, records in runs.items()}, n_resamples=n_resamples, seed=seed
+        )
+
+    def write(self, report: Any, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+        return write_report(report, out_dir, figures=figures)
+
+    def print_terminal(self, report: Any) -> None:
+        print_terminal(report)
+
+
+REPORT = SABenchReport()

@@ -1,0 +1,1 @@
+"""SentryBench evaluation: the paper's two-sided metrics and report."""
