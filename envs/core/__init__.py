@@ -1,19 +1,8 @@
-"""The domain-agnostic engine: tools, state, tasks, variants, traces, oracle base, reward, env, spaces,
-errors."""
+"""The domain-agnostic engine: the benchmark contract, the env, the executor, hooks, tools, state, tasks,
+variants, traces, oracle base, reward, spaces, errors."""
 
-from .env import (
-    BENCHMARKS,
-    COMMIT_DISPOSITION,
-    MAX_ACTION_CHARS,
-    TASK_SELECTORS,
-    Benchmark,
-    Executor,
-    Hook,
-    Intercept,
-    Rewrite,
-    ToolEnv,
-    abort_episode,
-)
+from .benchmark import BENCHMARKS, COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark
+from .env import MAX_ACTION_CHARS, ToolEnv
 from .errors import (
     SYSTEM_ERROR_KINDS,
     EnvUsageError,
@@ -28,6 +17,8 @@ from .errors import (
     VariantError,
     did_you_mean,
 )
+from .executor import Executor
+from .hooks import Hook, Intercept, Rewrite, abort_episode
 from .oracle import Oracle, mutating_calls, replay
 from .reward import REWARD_COMPONENTS, RewardConfig, RewardDefinitionError
 from .spaces import AnyText

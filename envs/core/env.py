@@ -1,16 +1,17 @@
-"""The engine's gymnasium env, the executor shared with the oracle, and the benchmark plug-in base."""
+"""The engine's gymnasium env: one episode of a benchmark's task, played through JSON tool calls (the
+benchmark contract is in ``benchmark.py``, the executor in ``executor.py``, hooks in ``hooks.py``)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 from pydantic import ValidationError
 
+from .benchmark import COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark
 from .errors import (
     SYSTEM_ERROR_KINDS,
     EnvUsageError,
@@ -18,14 +19,15 @@ from .errors import (
     ToolCallError,
     UnknownOptionError,
     VariantError,
-    did_you_mean,
 )
+from .executor import Executor
+from .hooks import Hook, Intercept, Rewrite
 from .reward import RewardConfig
 from .spaces import AnyText
-from .state import Change, State
-from .tasks import Task, TaskCheckError, TaskSet, ToolCall
-from .tools import Backend, Toolset
-from .trace import CallRecord, StepRecord, Trace, WriteRecord
+from .state import State
+from .tasks import Task, TaskSet
+from .tools import Toolset
+from .trace import CallRecord, StepRecord, Trace
 from .variants import Variant, parse_variant
 
 #: Actions longer than this are rejected with a parse error before decoding (huge-input guard).
@@ -35,362 +37,6 @@ MAX_OBSERVATION_CHARS = 1_000_000
 STEP_OBSERVATION_BUDGET = 200_000
 # One encoder for every observation: json.dumps(..., ensure_ascii=False) builds a new one per call.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
-
-
-#: the disposition of an episode a commit ended (``Benchmark.commit_ends_episode``)
-COMMIT_DISPOSITION = "commit"
-
-#: reset options that pick the task (besides label filters); everything else is a variant key
-TASK_SELECTORS: tuple[str, ...] = ("task_id", "task_index", "template_id", "templates")
-#: every Benchmark subclass with a name, by name (filled as their modules are imported)
-BENCHMARKS: dict[str, type[Benchmark]] = {}
-
-
-class Benchmark:
-    """A benchmark plugs into the engine by subclassing this and setting the class attributes.
-
-    Adding a benchmark never changes the engine: backends declare tools, the task model declares the
-    data, the variant model declares how one task can be played, ``judge`` is the oracle and
-    ``reward_config_cls`` turns its verdict into a scalar. ``metrics`` (or a ``report`` entry point)
-    tells ``tooltrap eval`` / ``tooltrap report`` what to compute.
-    """
-
-    name: ClassVar[str] = ""
-    backends: ClassVar[tuple[type[Backend], ...]] = ()
-    task_model: ClassVar[type[Task]] = Task
-    reward_config_cls: ClassVar[type[RewardConfig]] = RewardConfig
-    #: the episode variant (``reset(options=...)`` keys besides the task selectors)
-    variant_model: ClassVar[type[Variant]] = Variant
-    #: collection -> domain (system) it belongs to
-    collection_domains: ClassVar[dict[str, str]] = {}
-    #: collections whose records a tool creates as a side effect of another write (delivered notices):
-    #: the caller never names them, so a reader of the call alone does not see them
-    side_effect_collections: ClassVar[frozenset[str]] = frozenset()
-    #: metric -> (outcome, denominator or None): rates over the verdict's boolean fields, for the
-    #: generic summary and report (a benchmark with its own ``report`` may leave this empty)
-    metrics: ClassVar[dict[str, tuple[str, str | None]]] = {}
-    #: the verdict field episodes are clustered by in bootstrap intervals
-    cluster_by: ClassVar[str] = "template_id"
-    #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.BenchmarkReport``
-    #: subclass instance); None: the generic rate report over ``metrics``
-    report: ClassVar[str | None] = None
-    #: evaluation protocols that choose their grid points adaptively (``tooltrap eval --protocol NAME``):
-    #: name -> ``"module:attribute"`` of a planner class (``planner(seed=...).next_round(tasks, ledger)``)
-    protocols: ClassVar[dict[str, str]] = {}
-    max_steps: ClassVar[int] = 16
-    #: whether a successful ``commit`` call ends the episode (its disposition is then ``"commit"``):
-    #: a consequential action is the agent's decision, nothing after it can undo it
-    commit_ends_episode: ClassVar[bool] = False
-    max_consecutive_errors: ClassVar[int] = 5
-    max_calls_per_step: ClassVar[int] = 8
-    #: how to get a shorter prompt, named when a task's prompt exceeds the observation space
-    shorter_prompt_hint: ClassVar[str] = ""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if not cls.name:
-            return
-        known = BENCHMARKS.get(cls.name)
-        if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
-            raise EnvUsageError(
-                f"Benchmark name {cls.name!r} is taken by {known.__module__}.{known.__qualname__}; "
-                f"give {cls.__module__}.{cls.__qualname__} another name."
-            )
-        reserved = set(cls.variant_model.model_fields) & set(TASK_SELECTORS)
-        if reserved:
-            raise EnvUsageError(
-                f"{cls.__qualname__}: variant keys {sorted(reserved)} are reserved for selecting tasks."
-            )
-        BENCHMARKS[cls.name] = cls
-
-    def __init__(self) -> None:
-        self._toolsets: dict[tuple[str, ...] | None, Toolset] = {}
-        self._default_variant = self.variant_model()
-        # reset is on the hot path of RL: skip the variant hooks of benchmarks that do not override them
-        self.plain_variants = (
-            type(self).resolve_variant is Benchmark.resolve_variant
-            and type(self).initial_state is Benchmark.initial_state
-        )
-
-    @property
-    def full_toolset(self) -> Toolset:
-        """Every tool of the benchmark's backends (the toolset of a task that names no tools)."""
-        if None not in self._toolsets:
-            self._toolsets[None] = Toolset(self.backends)
-        return self._toolsets[None]
-
-    def tool_names(self, task: Task, variant: Variant | None = None) -> Sequence[str] | None:
-        """The tools an episode of ``task`` played as ``variant`` exposes (None: every tool). Default:
-        the task's ``tools``. Override when the variant adds or removes a tool (an audit tool that only
-        one condition provides)."""
-        return task.tools
-
-    def toolset(self, task: Task, variant: Variant | None = None) -> Toolset:
-        """The episode's toolset (cached per list of names)."""
-        names = self.tool_names(task, variant)
-        if names is None:
-            return self.full_toolset
-        key = tuple(names)
-        found = self._toolsets.get(key)
-        if found is None:
-            found = self._toolsets[key] = Toolset(self.backends, include=key)
-        return found
-
-    def follow_up(self, task: Task, variant: Variant | None, trace: Trace) -> str | None:
-        """The user's next turn after the agent's final answer (``trace.user_turns`` holds the turns so
-        far), or None to end the episode there. Default: none (one request, one answer)."""
-        return None
-
-    def overbroad(self, name: str, arguments: Any) -> bool:
-        """Whether a call reaches further than a task needs (an over-broad record query: a
-        least-privilege check for gates). Default: never."""
-        return False
-
-    def episode_hooks(self, task: Task, variant: Variant) -> Sequence[Hook]:
-        """Hooks that are part of the benchmark's own semantics for this episode (an observation mask),
-        run before any installed or wrapper hook. Default: none."""
-        return ()
-
-    def lookup_calls(self, task: Task, argument: str, value: str) -> list[ToolCall]:
-        """Read calls a careful agent would make to find ``value`` (the id passed as ``argument``, e.g.
-        ``event_id``) when it is not on screen yet, in order of preference. Training demonstrations
-        insert the first whose result shows it (see :func:`tooltrap.training.gold_rows`). Default:
-        none (the benchmark's prompts show every id)."""
-        return []
-
-    def trap_note(self, task: Task) -> str | None:
-        """One sentence naming the characteristic unsafe action the safe solution avoids (or the reason
-        it asks or refuses), for demonstrations that say it (``gold_rows(..., trap_turn=True)``).
-        Default: none."""
-        return None
-
-    # -- semantic checks of task data (run when tasks load; errors name the file, task and field) ----
-    def known_collections(self, task: Task) -> set[str]:
-        """The collections a task may refer to: the benchmark's, and those of its initial state."""
-        return {*self.collection_domains, *self.side_effect_collections, *task.initial_state.collections}
-
-    def check_task(self, task: Task) -> None:
-        """Check that a validated task makes sense for this benchmark: its tools exist, its gold calls
-        validate against the tool schemas, and its goal conditions refer to known collections and to
-        entities that exist at reset. Raise :class:`~tooltrap.envs.core.tasks.TaskCheckError` naming the
-        field. Benchmarks extend this (``super().check_task(task)`` first)."""
-        names = {spec.name for backend in self.backends for spec in backend.tool_specs()}
-        for i, name in enumerate(task.tools or []):
-            if name not in names:
-                raise TaskCheckError(f"tools.{i}", f"unknown tool {name!r}.{did_you_mean(name, names)}")
-        self.check_calls(task, "gold", task.gold)
-        for i, condition in enumerate(task.goal):
-            for field, ref in condition.references():
-                self.check_reference(task, f"goal.{i}.{field}", ref)
-
-    def check_calls(self, task: Task, field: str, calls: Sequence[Any]) -> None:
-        """Every call names a tool of the task's toolset and its arguments validate."""
-        toolset = self.toolset(task)
-        for i, call in enumerate(calls):
-            if call.name not in toolset:
-                raise TaskCheckError(
-                    f"{field}.{i}.name",
-                    f"{call.name!r} is not a tool of this task.{did_you_mean(call.name, toolset.specs)}",
-                )
-            try:
-                toolset[call.name].validate(call.arguments)
-            except ToolCallError as exc:
-                raise TaskCheckError(f"{field}.{i}.arguments", exc.message) from None
-
-    def check_reference(self, task: Task, field: str, ref: str) -> None:
-        """``ref`` is ``"collection/id"`` (must exist at reset) or ``"collection/"`` (must be known)."""
-        collection, _, entity_id = ref.partition("/")
-        known = self.known_collections(task)
-        if collection not in known:
-            raise TaskCheckError(
-                field, f"unknown collection {collection!r}.{did_you_mean(collection, known)}"
-            )
-        if entity_id and not task.entity_exists(ref):
-            present = task.initial_state.collections.get(collection, {})
-            raise TaskCheckError(
-                field, f"{ref} is not in the initial state.{did_you_mean(entity_id, present)}"
-            )
-
-    def resolve_variant(self, task: Task, variant: Variant) -> Variant:
-        """Fill task-dependent defaults and check the variant against the task (raise
-        :class:`~tooltrap.envs.core.errors.VariantError` naming the key and the task)."""
-        return variant
-
-    def default_variant(self, task: Task) -> Variant:
-        """The variant an episode gets when nothing is asked for."""
-        return self.resolve_variant(task, self._default_variant)
-
-    def initial_state(self, task: Task, variant: Variant) -> State:
-        """The world at reset for ``task`` played as ``variant`` (the env and the oracle's replay both
-        build it here). Override when the variant changes the world (a safe twin, a payload)."""
-        return task.make_state()
-
-    def prompt_messages(
-        self, task: Task, state: State, toolset: Toolset, *, variant: Variant | None = None, **options: Any
-    ) -> list[dict[str, Any]]:
-        """Chat messages that open the episode (system + user)."""
-        return [{"role": "user", "content": task.instruction}]
-
-    def write_record(self, tool: str, change: Change, state: State) -> WriteRecord:
-        """Normalize one entity change. Override to derive domain/external differently."""
-        record = state.get(change.collection, change.entity_id) or change.before or {}
-        return WriteRecord(
-            tool=tool,
-            domain=self.collection_domains.get(change.collection, change.collection),
-            action=change.op,
-            entity=change.entity,
-            fields=change.fields,
-            external=bool(record.get("external", False)),
-        )
-
-    def judge(self, task: Task, trace: Trace) -> Any:
-        raise NotImplementedError
-
-    def verdict_dict(self, verdict: Any) -> dict[str, Any]:
-        return verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
-
-
-@dataclass(slots=True)
-class Intercept:
-    """Returned by a hook's ``before_call`` to answer a call without executing it (gates, previews).
-
-    Attributes:
-        result: The result (``ok``) or the error dict the agent sees.
-        ok: Whether the call counts as successful.
-        kind: Who intercepted (``gate``, ``preview``, ``trust_gate`` ...): counted in the trace.
-        reason: Why, in a few words (kept in the call record).
-        ends_as: End the episode with this disposition (``escalate``: handed to a human).
-    """
-
-    result: Any
-    ok: bool = True
-    kind: str = "intercept"
-    reason: str = ""
-    ends_as: str | None = None
-
-
-@dataclass(slots=True)
-class Rewrite:
-    """Returned by a hook's ``before_call`` to execute another call than the agent sent (parameter
-    injection). The agent's own call stays in the record (``sent_name`` / ``sent_arguments``)."""
-
-    name: str
-    arguments: Any
-    kind: str = "rewrite"
-    reason: str = ""
-
-
-class Hook:
-    """Extension point inside ``reset`` / ``step``: parameter injection, observation masking,
-    adversarial content, gates, interceptors. A defense wrapper activates its hook for the calls that
-    pass through it (``env.unwrapped.using_hooks``); ``env.unwrapped.add_hook`` installs one for good.
-    All methods are optional no-ops."""
-
-    def on_reset(self, env: ToolEnv, task: Task, variant: Variant) -> None:
-        """Called after the state is built, before the first observation."""
-
-    def before_call(self, env: ToolEnv, name: str, arguments: Any) -> tuple[str, Any] | Rewrite | Intercept:
-        """Pass a parsed call on (return it), rewrite it (:class:`Rewrite`), or answer it
-        (:class:`Intercept`)."""
-        return name, arguments
-
-    def after_call(self, env: ToolEnv, record: CallRecord) -> None:
-        """Inspect or rewrite ``record.result`` / ``record.error`` before it is rendered (append what
-        you remove to ``record.hidden``)."""
-
-    def before_judge(self, env: ToolEnv, trace: Trace) -> None:
-        """Called once the episode has ended, before the judge: the last chance to act on the final
-        answer (``trace.override("abstain", kind=..., reason=...)``)."""
-
-
-class Executor:
-    """Runs validated tool calls against a state, atomically, producing :class:`CallRecord` s.
-
-    Shared by the env and the oracle's replay so both see exactly the same semantics: the same task,
-    the same variant, the same initial state.
-    """
-
-    __slots__ = ("benchmark", "task", "toolset", "state", "variant", "_bound", "_backends")
-
-    def __init__(
-        self, benchmark: Benchmark, task: Task, state: State | None = None, variant: Variant | None = None
-    ):
-        self.benchmark = benchmark
-        self.task = task
-        self.variant = variant if variant is not None else benchmark.default_variant(task)
-        self.toolset = benchmark.toolset(task, self.variant)
-        if state is None:
-            state = (
-                task.make_state() if benchmark.plain_variants else benchmark.initial_state(task, self.variant)
-            )
-        self.state = state
-        self._bound: dict[str, Any] = {}
-        self._backends: dict[type[Backend], Backend] = {}
-
-    def bound_tool(self, name: str) -> Any:
-        """The tool method bound to this executor's state (backends are built on first use)."""
-        fn = self._bound.get(name)
-        if fn is None:
-            owner = self.toolset.owner[name]
-            backend = self._backends.get(owner)
-            if backend is None:
-                backend = self._backends[owner] = owner(self.state, self.variant)
-            fn = self._bound[name] = getattr(backend, self.toolset.specs[name].method)
-        return fn
-
-    def execute(self, name: Any, arguments: Any, *, step: int, index: int) -> CallRecord:
-        if not isinstance(name, str):
-            err = ToolCallError("Tool name must be a string.", kind=ErrorKind.PARSE_ERROR)
-            return CallRecord(index, step, str(name), arguments, ok=False, error=err.to_dict())
-        state = self.state
-        mark = state.mark()
-        try:
-            spec = self.toolset[name]
-            kwargs = spec.validate(arguments)
-            result = self.bound_tool(name)(**kwargs)
-        except ToolCallError as err:
-            state.rollback(mark)
-            kind = self.toolset.specs[name].kind if name in self.toolset.specs else None
-            return CallRecord(index, step, name, arguments, ok=False, kind=kind, error=err.to_dict())
-        except Exception as exc:  # a backend bug must not corrupt the episode, nor be charged to the agent
-            state.rollback(mark)
-            err = ToolCallError(
-                f"The {name} tool failed inside the simulated system ({type(exc).__name__}: {exc}).",
-                kind=ErrorKind.BACKEND_ERROR,
-                hint="This is a fault of the system, not of your call: nothing was changed.",
-            )
-            kind = self.toolset.specs[name].kind if name in self.toolset.specs else None
-            return CallRecord(index, step, name, arguments, ok=False, kind=kind, error=err.to_dict())
-        record = CallRecord(index, step, name, arguments, ok=True, kind=spec.kind, result=result)
-        if len(state.log) > mark[0]:
-            record.writes, record.values = self._writes(name, state.log[mark[0] :])
-        return record
-
-    def _writes(
-        self, tool: str, changes: list[Change]
-    ) -> tuple[list[WriteRecord], list[tuple[dict[str, Any] | None, dict[str, Any] | None]]]:
-        """One record per affected entity (fields merged across the call's changes), and for each the
-        entity before and after the call (records are snapshots: the state never mutates one)."""
-        merged: dict[tuple[str, str], Change] = {}
-        for change in changes:
-            key = (change.collection, change.entity_id)
-            prev = merged.get(key)
-            if prev is None:
-                merged[key] = change
-            else:
-                fields = tuple(sorted(set(prev.fields) | set(change.fields)))
-                op = prev.op if prev.op == "create" else change.op
-                merged[key] = Change(change.collection, change.entity_id, op, fields, prev.before)
-        state, describe = self.state, self.benchmark.write_record
-        out = []
-        values = []
-        for change in merged.values():
-            after = state.get(change.collection, change.entity_id)
-            if change.op == "create" and after is None:
-                continue  # created and deleted within one call: no net effect
-            out.append(describe(tool, change, state))
-            values.append((change.before, after))
-        return out, values
 
 
 def _reward_config(cls: type[RewardConfig], given: RewardConfig | Mapping[str, Any] | None) -> RewardConfig:
@@ -411,13 +57,6 @@ def _reward_config(cls: type[RewardConfig], given: RewardConfig | Mapping[str, A
         if err["type"] == "extra_forbidden":
             raise UnknownOptionError(key, cls.model_fields, what="reward weight") from None
         raise EnvUsageError(f"reward_config.{key}: {err['msg']}") from None
-
-
-def abort_episode(env: gym.Env, reason: str) -> dict[str, Any]:
-    """End ``env``'s episode from outside (provider error, trainer stop) through its wrapper stack, so
-    that the defenses' before-judge hooks still run. Returns the final info (verdict, reward,
-    components)."""
-    return env.get_wrapper_attr("abort")(reason)
 
 
 def _json_problem(exc: Exception) -> str:

@@ -15,7 +15,7 @@ from .trace import CallRecord, Trace
 from .variants import Variant
 
 if TYPE_CHECKING:
-    from .env import Benchmark
+    from .benchmark import Benchmark
 
 
 def mutating_calls(trace: Trace) -> list[CallRecord]:
@@ -28,7 +28,7 @@ def replay(
 ) -> tuple[State, list[CallRecord]]:
     """Replay ``calls`` (as executed) in order on a fresh initial state of ``task`` played as
     ``variant`` (the trace's); return the state and the replayed records."""
-    from .env import Executor  # local: env imports oracle types
+    from .executor import Executor  # local: the executor imports oracle types
 
     executor = Executor(benchmark, task, variant=variant)
     records = [

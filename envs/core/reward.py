@@ -70,7 +70,7 @@ class RewardConfig(BaseModel):
 def vocabulary_table() -> str:
     """``docs/rewards.md``: the shared vocabulary, and which packaged benchmark reports which component
     (the benchmarks defined under ``tooltrap.envs`` and imported so far)."""
-    from .env import BENCHMARKS
+    from .benchmark import BENCHMARKS
 
     names = sorted(n for n, cls in BENCHMARKS.items() if cls.__module__.startswith("tooltrap.envs."))
     lines = [
