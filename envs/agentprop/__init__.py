@@ -3,8 +3,10 @@ interceptor (seed 003_ec3875cd178b8635; spec: ../shared/spec/agentprop.md). Work
 the simulators, the injection rules and the tasks; the envs, stage metrics, fabrication and the
 interceptor come next (the release reproduction is in ``tooltrap.wrappers.eval.agentprop.release``)."""
 
+from .authoring.generate import generate
 from .injection import INJECTION_TYPES, Injection, inject
-from .task import AgentPropTask, Fact, check_answer, generate, packaged_tasks
+from .judge import check_answer
+from .task import AgentPropTask, Fact, packaged_tasks
 from .tools.simulators import BACKENDS, RELEASE_TOOLS
 
 __all__ = [
