@@ -134,7 +134,7 @@ class AgentProp(Benchmark[AgentPropTask, AgentPropVerdict, InjectionVariant]):
 
     def prompt_messages(
         self, task: AgentPropTask, state: Any, toolset: Any, *, variant: Variant | None = None
-    ) -> list[dict[str, Any]]:  # type: ignore[override]
+    ) -> list[dict[str, Any]]:
         return [
             {"role": "system", "content": SYSTEM_PROMPT.format(now=state.now)},
             {"role": "user", "content": task.instruction},

@@ -218,7 +218,7 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
         return (EvidenceMask(task, variant.mask),) if variant.mask else ()
 
     # -- prompt ----------------------------------------------------------------------------------------
-    def prompt_messages(  # type: ignore[override]
+    def prompt_messages(
         self, task: EpiSEMTask, state: State, toolset: Toolset, *, variant: Variant | None = None
     ) -> list[dict[str, Any]]:
         cached = self._prompts.lookup(task, "prompt")

@@ -83,7 +83,7 @@ class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
         # keyed by the task object, not its id: a user's task file may reuse a packaged task's id
         self._prompts = TaskCache()
 
-    def prompt_messages(  # type: ignore[override]
+    def prompt_messages(
         self,
         task: SABenchTask,
         state: State,

@@ -149,7 +149,7 @@ class Sentry(Benchmark[SentryScenario, SentryVerdict, AttackVariant]):
         n = len(trace.user_turns)
         return turns[n] if n < len(turns) else None
 
-    def prompt_messages(  # type: ignore[override]
+    def prompt_messages(
         self, task: SentryScenario, state: State, toolset: Toolset, *, variant: Variant | None = None
     ) -> list[dict[str, Any]]:
         clean = getattr(variant, "attack", "on") == "off"
