@@ -39,7 +39,7 @@ VariantT = TypeVar("VariantT", bound=Variant)
 
 class Benchmark(Generic[TaskT, VerdictT, VariantT]):
     """A benchmark plugs into the engine by subclassing this, parameterised by its task, verdict and
-    variant types (``class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant])``), and setting the
+    variant types (``class Library(Benchmark[LoanTask, LoanVerdict, Variant])``), and setting the
     class attributes. Adding a benchmark never changes the engine.
 
     A benchmark **must** provide: ``name``; ``backends`` (the tools); ``task_model`` (its task data);

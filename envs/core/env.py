@@ -161,7 +161,7 @@ class ToolEnv(gym.Env[str, str]):
         self._scoped_hooks: list[Hook] = []
         #: the benchmark's own hooks for the current episode (``Benchmark.episode_hooks``)
         self._episode_hooks: Sequence[Hook] = ()
-        #: benchmark-specific prompt options (e.g. SABench's ``state_format``)
+        #: benchmark-specific prompt options (e.g. how the state is serialized in the prompt)
         self.prompt_options: dict[str, Any] = {}
         self._label_keys = frozenset(k for t in self.tasks for k in t.label_dict())
         self._variant_keys = frozenset(benchmark.variant_model.model_fields)
