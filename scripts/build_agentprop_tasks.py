@@ -14,7 +14,7 @@ try:
 except ImportError:  # imported as scripts.build_agentprop_tasks (from the tests)
     from scripts._results import write_or_check
 
-from tooltrap.envs.agentprop.task import generate, render_tasks
+from tooltrap.envs.agentprop.authoring.generate import generate, render_tasks
 
 TARGET = Path(__file__).resolve().parent.parent / "envs" / "agentprop" / "data" / "tasks.json"
 

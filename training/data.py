@@ -25,6 +25,7 @@ from typing import Any
 import gymnasium as gym
 
 import tooltrap  # noqa: F401  (registers the env ids)
+from tooltrap.envs.core import IdLookups, TrapNotes
 from tooltrap.evaluate import select_task_ids
 
 from .environment import EnvMix, Mix, _toolsets, as_mix, environment_key, training_kwargs
@@ -124,17 +125,21 @@ def demonstration(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """Play ``task_id``'s gold solution (for the env's default variant: ``Task.gold_for``) as a careful
     agent's episode in ``env`` (its toolset and state format): before a call names an id that is not on screen yet (the prompt and the results so far),
-    the benchmark's look-up calls find it (:meth:`~tooltrap.envs.core.Benchmark.lookup_calls`); gold
+    the benchmark's look-up calls find it (:class:`~tooltrap.envs.core.IdLookups`); gold
     reads outside the toolset are left out. With ``trap_turn`` the first turn that writes or ends the
     episode (the safe action, the clarifying question, the refusal) also says, as its text, what it
-    avoids: the benchmark's :meth:`~tooltrap.envs.core.Benchmark.trap_note`. Returns the env's own
+    avoids: the benchmark's :class:`~tooltrap.envs.core.TrapNotes`. Returns the env's own
     messages (in chat-template form), the reset info and the final step info. Raises :class:`DemonstrationError` unless the episode
     meets the goal with no invalid call and nothing unauthorized."""
     _, info = env.reset(seed=0, options={"task_id": task_id})
     base = env.unwrapped
     task = base.task  # type: ignore[attr-defined]
     toolset = base.executor.toolset  # type: ignore[attr-defined]
-    every_tool = base.benchmark.full_toolset  # type: ignore[attr-defined]
+    benchmark = base.benchmark  # type: ignore[attr-defined]
+    every_tool = benchmark.full_toolset
+    # the benchmark's own help for demonstrations, when it offers it (opt-in capabilities)
+    lookups = benchmark if isinstance(benchmark, IdLookups) else None
+    notes = benchmark if isinstance(benchmark, TrapNotes) else None
     messages = hf_messages(info["messages"])
     seen = "\n".join(str(m.get("content", "")) for m in info["messages"])
     step_info: dict[str, Any] = {}
@@ -160,13 +165,13 @@ def demonstration(
         for argument, value in call.arguments.items():
             if not (argument.endswith("_id") and isinstance(value, str)) or value in seen:
                 continue
-            for lookup in base.benchmark.lookup_calls(task, argument, value):  # type: ignore[attr-defined]
+            for lookup in lookups.lookup_calls(task, argument, value) if lookups is not None else ():
                 if lookup.name in toolset and not done:
                     play(lookup)
                     if value in seen:
                         break
         play(call)
-    note = base.benchmark.trap_note(task) if trap_turn else None  # type: ignore[attr-defined]
+    note = notes.trap_note(task) if trap_turn and notes is not None else None
     if note:
         for m in messages:
             calls = m.get("tool_calls") or []

@@ -1,12 +1,21 @@
-"""The domain-agnostic engine: the benchmark contract, the env, the executor, hooks, tools, state, tasks,
-variants, traces, oracle base, reward, spaces, errors."""
+"""The domain-agnostic engine: the benchmark contract and its opt-in capabilities, the env, the executor,
+hooks, tools, state, tasks, variants, traces, oracle base, reward, spaces, errors."""
 
-from .benchmark import BENCHMARKS, COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark
+from .benchmark import BENCHMARKS, COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark, Verdict
+from .capabilities import (
+    CommitEndsEpisode,
+    FollowUpTurns,
+    IdLookups,
+    OverbroadCalls,
+    ShorterPromptHint,
+    TrapNotes,
+)
 from .env import MAX_ACTION_CHARS, ToolEnv
 from .errors import (
     SYSTEM_ERROR_KINDS,
     EnvUsageError,
     ErrorKind,
+    RecordNotFoundError,
     TaskValidationError,
     ToolCallError,
     ToolDefinitionError,
@@ -20,7 +29,7 @@ from .errors import (
 from .executor import Executor
 from .hooks import Hook, Intercept, Rewrite, abort_episode
 from .oracle import Oracle, mutating_calls, replay
-from .reward import REWARD_COMPONENTS, RewardConfig, RewardDefinitionError
+from .reward import REWARD_COMPONENTS, RewardConfig, RewardDefinitionError, Weight
 from .spaces import AnyText
 from .state import Change, State, canonical_json, copy_json, json_strings
 from .tasks import (
@@ -73,22 +82,28 @@ __all__ = [
     "Benchmark",
     "CallRecord",
     "Change",
+    "CommitEndsEpisode",
     "Condition",
     "EnvUsageError",
     "ErrorKind",
-    "ExistsCondition",
     "Executor",
+    "ExistsCondition",
     "FieldCondition",
+    "FollowUpTurns",
     "GoalCondition",
     "GoalContext",
     "Hook",
+    "IdLookups",
     "InitialState",
     "Intercept",
     "NoWritesCondition",
     "Oracle",
-    "Rewrite",
+    "OverbroadCalls",
+    "RecordNotFoundError",
     "RewardConfig",
     "RewardDefinitionError",
+    "Rewrite",
+    "ShorterPromptHint",
     "State",
     "StepRecord",
     "Task",
@@ -105,20 +120,23 @@ __all__ = [
     "Toolset",
     "TooltrapError",
     "Trace",
+    "TrapNotes",
     "UnknownNameError",
     "UnknownOptionError",
     "UnknownTaskError",
     "Variant",
     "VariantError",
+    "Verdict",
+    "Weight",
     "WriteRecord",
     "abort_episode",
     "build_spec",
     "canonical_json",
     "check_condition",
     "copy_json",
-    "json_strings",
     "did_you_mean",
     "goal_met",
+    "json_strings",
     "load_package_tasks",
     "load_tasks",
     "mutating_calls",

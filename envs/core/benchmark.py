@@ -4,12 +4,12 @@ checks of its task data. Adding a benchmark never changes the engine."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from .errors import EnvUsageError, ToolCallError, did_you_mean
 from .reward import RewardConfig
 from .state import Change, State
-from .tasks import Task, TaskCheckError, ToolCall
+from .tasks import Task, TaskCheckError
 from .tools import Backend, Toolset
 from .trace import Trace, WriteRecord
 from .variants import Variant
@@ -17,22 +17,48 @@ from .variants import Variant
 if TYPE_CHECKING:
     from .hooks import Hook
 
-#: the disposition of an episode a commit ended (``Benchmark.commit_ends_episode``)
+#: the disposition of an episode a commit ended (:class:`~tooltrap.envs.core.capabilities.CommitEndsEpisode`)
 COMMIT_DISPOSITION = "commit"
 
 #: reset options that pick the task (besides label filters); everything else is a variant key
 TASK_SELECTORS: tuple[str, ...] = ("task_id", "task_index", "template_id", "templates")
 #: every Benchmark subclass with a name, by name (filled as their modules are imported)
-BENCHMARKS: dict[str, type[Benchmark]] = {}
+BENCHMARKS: dict[str, type[Benchmark[Any, Any, Any]]] = {}
 
 
-class Benchmark:
-    """A benchmark plugs into the engine by subclassing this and setting the class attributes.
+class Verdict(Protocol):
+    """What a judge returns: any object that turns into the dict of ``info["verdict"]``."""
 
-    Adding a benchmark never changes the engine: backends declare tools, the task model declares the
-    data, the variant model declares how one task can be played, ``judge`` is the oracle and
-    ``reward_config_cls`` turns its verdict into a scalar. ``metrics`` (or a ``report`` entry point)
-    tells ``tooltrap eval`` / ``tooltrap report`` what to compute.
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+TaskT = TypeVar("TaskT", bound=Task)
+VerdictT = TypeVar("VerdictT", bound=Verdict)
+VariantT = TypeVar("VariantT", bound=Variant)
+
+
+class Benchmark(Generic[TaskT, VerdictT, VariantT]):
+    """A benchmark plugs into the engine by subclassing this, parameterised by its task, verdict and
+    variant types (``class Library(Benchmark[LoanTask, LoanVerdict, Variant])``), and setting the
+    class attributes. Adding a benchmark never changes the engine.
+
+    A benchmark **must** provide: ``name``; ``backends`` (the tools); ``task_model`` (its task data);
+    ``reward_config_cls`` (its :class:`~tooltrap.envs.core.reward.RewardConfig`); :meth:`judge` (the
+    oracle: task and trace to a verdict with ``to_dict``).
+
+    It **may** override: ``variant_model`` (how one task can be played) with :meth:`resolve_variant`,
+    :meth:`initial_state` and :meth:`tool_names` (what a variant changes); :meth:`prompt_messages`;
+    :meth:`episode_hooks` (its own per-episode hooks: an observation mask, an injection);
+    :meth:`write_record` (how a change is described); :meth:`check_task` (its task data's checks);
+    ``collection_domains`` and ``side_effect_collections``; the caps ``max_steps``,
+    ``max_consecutive_errors`` and ``max_calls_per_step``; ``metrics``, ``cluster_by`` (or a
+    ``report``) for ``tooltrap eval`` / ``tooltrap report``.
+
+    And it may opt in to a capability of :mod:`tooltrap.envs.core.capabilities` by defining its member:
+    scripted follow-up turns (``follow_up``), commits that end the episode (``commit_ends_episode``), a
+    hint for shorter prompts (``shorter_prompt_hint``), a least-privilege check for gates
+    (``overbroad``), id look-ups and trap notes for training demonstrations (``lookup_calls``,
+    ``trap_note``). Generic code checks for them; a benchmark without them is not asked.
     """
 
     name: ClassVar[str] = ""
@@ -58,13 +84,8 @@ class Benchmark:
     #: name -> ``"module:attribute"`` of a planner class (``planner(seed=...).next_round(tasks, ledger)``)
     protocols: ClassVar[dict[str, str]] = {}
     max_steps: ClassVar[int] = 16
-    #: whether a successful ``commit`` call ends the episode (its disposition is then ``"commit"``):
-    #: a consequential action is the agent's decision, nothing after it can undo it
-    commit_ends_episode: ClassVar[bool] = False
     max_consecutive_errors: ClassVar[int] = 5
     max_calls_per_step: ClassVar[int] = 8
-    #: how to get a shorter prompt, named when a task's prompt exceeds the observation space
-    shorter_prompt_hint: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -85,7 +106,7 @@ class Benchmark:
 
     def __init__(self) -> None:
         self._toolsets: dict[tuple[str, ...] | None, Toolset] = {}
-        self._default_variant = self.variant_model()
+        self._default_variant: VariantT = self.variant_model()  # type: ignore[assignment]
         # reset is on the hot path of RL: skip the variant hooks of benchmarks that do not override them
         self.plain_variants = (
             type(self).resolve_variant is Benchmark.resolve_variant
@@ -99,13 +120,13 @@ class Benchmark:
             self._toolsets[None] = Toolset(self.backends)
         return self._toolsets[None]
 
-    def tool_names(self, task: Task, variant: Variant | None = None) -> Sequence[str] | None:
+    def tool_names(self, task: TaskT, variant: VariantT | None = None) -> Sequence[str] | None:
         """The tools an episode of ``task`` played as ``variant`` exposes (None: every tool). Default:
         the task's ``tools``. Override when the variant adds or removes a tool (an audit tool that only
         one condition provides)."""
         return task.tools
 
-    def toolset(self, task: Task, variant: Variant | None = None) -> Toolset:
+    def toolset(self, task: TaskT, variant: VariantT | None = None) -> Toolset:
         """The episode's toolset (cached per list of names)."""
         names = self.tool_names(task, variant)
         if names is None:
@@ -116,40 +137,17 @@ class Benchmark:
             found = self._toolsets[key] = Toolset(self.backends, include=key)
         return found
 
-    def follow_up(self, task: Task, variant: Variant | None, trace: Trace) -> str | None:
-        """The user's next turn after the agent's final answer (``trace.user_turns`` holds the turns so
-        far), or None to end the episode there. Default: none (one request, one answer)."""
-        return None
-
-    def overbroad(self, name: str, arguments: Any) -> bool:
-        """Whether a call reaches further than a task needs (an over-broad record query: a
-        least-privilege check for gates). Default: never."""
-        return False
-
-    def episode_hooks(self, task: Task, variant: Variant) -> Sequence[Hook]:
+    def episode_hooks(self, task: TaskT, variant: VariantT) -> Sequence[Hook]:
         """Hooks that are part of the benchmark's own semantics for this episode (an observation mask),
         run before any installed or wrapper hook. Default: none."""
         return ()
 
-    def lookup_calls(self, task: Task, argument: str, value: str) -> list[ToolCall]:
-        """Read calls a careful agent would make to find ``value`` (the id passed as ``argument``, e.g.
-        ``event_id``) when it is not on screen yet, in order of preference. Training demonstrations
-        insert the first whose result shows it (see :func:`tooltrap.training.gold_rows`). Default:
-        none (the benchmark's prompts show every id)."""
-        return []
-
-    def trap_note(self, task: Task) -> str | None:
-        """One sentence naming the characteristic unsafe action the safe solution avoids (or the reason
-        it asks or refuses), for demonstrations that say it (``gold_rows(..., trap_turn=True)``).
-        Default: none."""
-        return None
-
     # -- semantic checks of task data (run when tasks load; errors name the file, task and field) ----
-    def known_collections(self, task: Task) -> set[str]:
+    def known_collections(self, task: TaskT) -> set[str]:
         """The collections a task may refer to: the benchmark's, and those of its initial state."""
         return {*self.collection_domains, *self.side_effect_collections, *task.initial_state.collections}
 
-    def check_task(self, task: Task) -> None:
+    def check_task(self, task: TaskT) -> None:
         """Check that a validated task makes sense for this benchmark: its tools exist, its gold calls
         validate against the tool schemas, and its goal conditions refer to known collections and to
         entities that exist at reset. Raise :class:`~tooltrap.envs.core.tasks.TaskCheckError` naming the
@@ -163,7 +161,7 @@ class Benchmark:
             for field, ref in condition.references():
                 self.check_reference(task, f"goal.{i}.{field}", ref)
 
-    def check_calls(self, task: Task, field: str, calls: Sequence[Any]) -> None:
+    def check_calls(self, task: TaskT, field: str, calls: Sequence[Any]) -> None:
         """Every call names a tool of the task's toolset and its arguments validate."""
         toolset = self.toolset(task)
         for i, call in enumerate(calls):
@@ -177,7 +175,7 @@ class Benchmark:
             except ToolCallError as exc:
                 raise TaskCheckError(f"{field}.{i}.arguments", exc.message) from None
 
-    def check_reference(self, task: Task, field: str, ref: str) -> None:
+    def check_reference(self, task: TaskT, field: str, ref: str) -> None:
         """``ref`` is ``"collection/id"`` (must exist at reset) or ``"collection/"`` (must be known)."""
         collection, _, entity_id = ref.partition("/")
         known = self.known_collections(task)
@@ -191,22 +189,22 @@ class Benchmark:
                 field, f"{ref} is not in the initial state.{did_you_mean(entity_id, present)}"
             )
 
-    def resolve_variant(self, task: Task, variant: Variant) -> Variant:
+    def resolve_variant(self, task: TaskT, variant: VariantT) -> VariantT:
         """Fill task-dependent defaults and check the variant against the task (raise
         :class:`~tooltrap.envs.core.errors.VariantError` naming the key and the task)."""
         return variant
 
-    def default_variant(self, task: Task) -> Variant:
+    def default_variant(self, task: TaskT) -> VariantT:
         """The variant an episode gets when nothing is asked for."""
         return self.resolve_variant(task, self._default_variant)
 
-    def initial_state(self, task: Task, variant: Variant) -> State:
+    def initial_state(self, task: TaskT, variant: VariantT) -> State:
         """The world at reset for ``task`` played as ``variant`` (the env and the oracle's replay both
         build it here). Override when the variant changes the world (a safe twin, a payload)."""
         return task.make_state()
 
     def prompt_messages(
-        self, task: Task, state: State, toolset: Toolset, *, variant: Variant | None = None, **options: Any
+        self, task: TaskT, state: State, toolset: Toolset, *, variant: VariantT | None = None, **options: Any
     ) -> list[dict[str, Any]]:
         """Chat messages that open the episode (system + user)."""
         return [{"role": "user", "content": task.instruction}]
@@ -223,8 +221,11 @@ class Benchmark:
             external=bool(record.get("external", False)),
         )
 
-    def judge(self, task: Task, trace: Trace) -> Any:
+    def judge(self, task: TaskT, trace: Trace) -> VerdictT:
+        """The oracle: the verdict of a finished episode of ``task`` (deterministic and pure)."""
         raise NotImplementedError
 
-    def verdict_dict(self, verdict: Any) -> dict[str, Any]:
-        return verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
+    def verdict_dict(self, verdict: VerdictT) -> dict[str, Any]:
+        """The verdict as ``info["verdict"]`` shows it."""
+        # a user's judge written before verdicts were typed may return a mapping: take it as it is
+        return verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)  # type: ignore[call-overload]

@@ -12,6 +12,7 @@ import gymnasium as gym
 from pydantic import ValidationError
 
 from .benchmark import COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark
+from .capabilities import CommitEndsEpisode, FollowUpTurns, ShorterPromptHint
 from .errors import (
     SYSTEM_ERROR_KINDS,
     EnvUsageError,
@@ -124,7 +125,7 @@ class ToolEnv(gym.Env[str, str]):
 
     def __init__(
         self,
-        benchmark: Benchmark,
+        benchmark: Benchmark[Any, Any, Any],
         tasks: Sequence[Task],
         *,
         reward_config: RewardConfig | dict[str, Any] | None = None,
@@ -140,6 +141,11 @@ class ToolEnv(gym.Env[str, str]):
         if tool_schemas not in ("full", "transformers"):
             raise UnknownOptionError(str(tool_schemas), ("full", "transformers"))
         self.benchmark = benchmark
+        # the benchmark's opt-in capabilities, looked up once (reset and step are on the hot path of RL)
+        self._follow_ups = benchmark if isinstance(benchmark, FollowUpTurns) else None
+        self._commits_end = benchmark if isinstance(benchmark, CommitEndsEpisode) else None
+        #: whether a successful commit ends the current episode (:class:`CommitEndsEpisode`)
+        self._commit_ends_episode = False
         self.tasks: TaskSet[Any] = tasks if isinstance(tasks, TaskSet) else TaskSet(tasks)
         self.reward_config = _reward_config(benchmark.reward_config_cls, reward_config)
         if max_steps is not None and (
@@ -155,7 +161,7 @@ class ToolEnv(gym.Env[str, str]):
         self._scoped_hooks: list[Hook] = []
         #: the benchmark's own hooks for the current episode (``Benchmark.episode_hooks``)
         self._episode_hooks: Sequence[Hook] = ()
-        #: benchmark-specific prompt options (e.g. SABench's ``state_format``)
+        #: benchmark-specific prompt options (e.g. how the state is serialized in the prompt)
         self.prompt_options: dict[str, Any] = {}
         self._label_keys = frozenset(k for t in self.tasks for k in t.label_dict())
         self._variant_keys = frozenset(benchmark.variant_model.model_fields)
@@ -237,6 +243,8 @@ class ToolEnv(gym.Env[str, str]):
         self._n_calls = 0
         self._consecutive_errors = 0
         self._episode_hooks = benchmark.episode_hooks(task, variant)
+        commits_end = self._commits_end
+        self._commit_ends_episode = commits_end is not None and commits_end.commit_ends_episode(task, variant)
         for hook in self.active_hooks:
             hook.on_reset(self, task, variant)
         toolset = executor.toolset
@@ -245,9 +253,10 @@ class ToolEnv(gym.Env[str, str]):
         )
         observation = "\n\n".join([m["content"] for m in messages])
         if len(observation) > MAX_OBSERVATION_CHARS:
+            hint = benchmark.shorter_prompt_hint if isinstance(benchmark, ShorterPromptHint) else ""
             raise EnvUsageError(
                 f"The prompt of task {task.id} is {len(observation):,} characters, over the observation "
-                f"space's {MAX_OBSERVATION_CHARS:,}. {benchmark.shorter_prompt_hint}".strip()
+                f"space's {MAX_OBSERVATION_CHARS:,}. {hint}".strip()
             )
         shown = self._variant_shown
         if variant is not shown[0]:
@@ -343,7 +352,7 @@ class ToolEnv(gym.Env[str, str]):
                         continue
                 if call.ok and call.kind == "terminal":
                     terminal, ends_as = call, terminals.get(call.name, "answer")
-                elif call.ok and call.kind == "commit" and self.benchmark.commit_ends_episode:
+                elif call.ok and call.kind == "commit" and self._commit_ends_episode:
                     terminal, ends_as = call, COMMIT_DISPOSITION
             observation = _encode(results if as_list else results[0])
             if len(observation) > STEP_OBSERVATION_BUDGET:
@@ -356,9 +365,9 @@ class ToolEnv(gym.Env[str, str]):
         self._consecutive_errors = self._consecutive_errors + 1 if all_failed else 0
 
         follow_up: str | None = None
-        if terminal is not None and ends_as == "answer":
+        if terminal is not None and ends_as == "answer" and self._follow_ups is not None:
             # a scripted user may answer the agent's reply (multi-turn conversations): not the end yet
-            follow_up = self.benchmark.follow_up(self.task, self.variant, trace)
+            follow_up = self._follow_ups.follow_up(self.task, self.variant, trace)
             if follow_up is not None:
                 terminal = None
                 trace.user_turns = [*trace.user_turns, {"step": step_no, "content": follow_up}]

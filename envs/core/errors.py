@@ -127,3 +127,13 @@ class ToolCallError(Exception):
         if self.hint:
             out["hint"] = self.hint
         return out
+
+
+class RecordNotFoundError(ToolCallError):
+    """A tool was given the id of a record its collection does not hold (raised by
+    :meth:`~tooltrap.envs.core.tools.Backend.find_record`; the agent sees a ``tool_error``)."""
+
+    def __init__(self, message: str, *, collection: str, record_id: str, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.collection = collection
+        self.record_id = record_id

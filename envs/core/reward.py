@@ -2,16 +2,17 @@
 
 Every benchmark's reward components come from one vocabulary, :data:`REWARD_COMPONENTS`, so that the
 logs of a training run mixing benchmarks are comparable (``rewards/goal/mean`` means the same thing
-everywhere). A benchmark's :class:`RewardConfig` subclass declares the components it reports in
-``components`` (checked against the vocabulary when the class is defined); ``score`` returns exactly
-those keys, and their sum is the reward. The table in ``docs/rewards.md`` is generated from here.
+everywhere). A benchmark's :class:`RewardConfig` subclass declares each component once, as a float
+field named after it (its weight); int fields are parameters of its formula (caps). ``score`` hands
+each component's amount to :meth:`RewardConfig.total`, which weighs them and sums them: the reward is
+exactly the sum of the components reported. The table in ``docs/rewards.md`` is generated from here.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .errors import TooltrapError, did_you_mean
 
@@ -37,7 +38,8 @@ REWARD_COMPONENTS: dict[str, tuple[str, str]] = {
 
 
 class RewardDefinitionError(TooltrapError, TypeError):
-    """A RewardConfig declares a component outside the shared vocabulary."""
+    """A RewardConfig declares a component outside the shared vocabulary, or its ``score`` weighs other
+    components than it declares."""
 
 
 def check_components(owner: str, components: tuple[str, ...]) -> None:
@@ -50,21 +52,65 @@ def check_components(owner: str, components: tuple[str, ...]) -> None:
             )
 
 
-class RewardConfig(BaseModel):
-    """Base class of every benchmark's reward weights. Subclasses add named float fields, list the
-    components they report in ``components`` (a subset of :data:`REWARD_COMPONENTS`) and implement
-    :meth:`score`, returning the scalar and its named components (which sum to it)."""
+def Weight(  # noqa: N802 - a field factory, spelled like pydantic's Field
+    default: float,
+    *,
+    description: str,
+    ge: float | None = None,
+    le: float | None = None,
+    formerly: str | None = None,
+) -> Any:
+    """The weight field of one reward component (the field's name is the component's). ``formerly``:
+    an earlier name of the field that a caller's ``reward_config`` dict may still use."""
+    return Field(
+        default,
+        ge=ge,
+        le=le,
+        description=description,
+        validation_alias=AliasChoices(formerly) if formerly else None,
+    )
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class RewardConfig(BaseModel):
+    """Base class of every benchmark's reward weights. A subclass declares each component it reports as
+    a float field named after it (a name from :data:`REWARD_COMPONENTS`; :func:`Weight` documents it);
+    int fields are parameters of its formula (caps). It implements :meth:`score` by passing each
+    component's amount to :meth:`total`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    #: the components the config reports, in the order of their fields (derived: never set by hand)
     components: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        # every float field is a weight, named after its component (a misspelt one fails here, with a
+        # did-you-mean); int fields are the formula's caps
+        cls.components = tuple(name for name, f in cls.model_fields.items() if f.annotation is float)
         check_components(cls.__name__, cls.components)
 
     def score(self, verdict: Any) -> tuple[float, dict[str, float]]:
+        """The scalar reward of ``verdict`` and its named components (which sum to it)."""
         raise NotImplementedError
+
+    def total(self, **amounts: bool | int) -> tuple[float, dict[str, float]]:
+        """Weigh each declared component by its amount and sum them: ``True`` / ``False`` earns the
+        weight or nothing (``0.0``), a count earns the weight that many times. Raises
+        :class:`RewardDefinitionError` when the amounts name other components than the fields declare
+        (a typo would otherwise report a component nobody weighs)."""
+        if amounts.keys() != set(self.components):
+            missing = [c for c in self.components if c not in amounts]
+            extra = [a for a in amounts if a not in self.components]
+            raise RewardDefinitionError(
+                f"{type(self).__name__}.score: components without an amount {missing}, amounts without "
+                f"a weight field {extra}.{did_you_mean(extra[0], self.components) if extra else ''}"
+            )
+        components: dict[str, float] = {}
+        for name in self.components:
+            amount, weight = amounts[name], getattr(self, name)
+            # a flag earns 0.0 when off; a count multiplies (0 times a penalty is -0.0, as it always was)
+            components[name] = (weight if amount else 0.0) if isinstance(amount, bool) else weight * amount
+        return round(sum(components.values()), 10), components
 
 
 def vocabulary_table() -> str:

@@ -35,13 +35,13 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import annotated_types
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from .errors import ErrorKind, ToolCallError, ToolDefinitionError, did_you_mean
+from .errors import ErrorKind, RecordNotFoundError, ToolCallError, ToolDefinitionError, did_you_mean
 
 ToolKind = Literal["read", "write", "commit", "terminal"]
 TOOL_KINDS: tuple[str, ...] = typing.get_args(ToolKind)
@@ -395,12 +395,36 @@ class Backend:
     """
 
     domain: str = ""
+    #: how :meth:`find_record` words a missing record: ``{what}`` is the record's noun, ``{id}`` the id
+    #: the tool was given (a benchmark's backends keep the wording their agents have always seen)
+    missing_record: ClassVar[str] = "No {what} {id!r}."
+    #: the hint of a missing record when the call site gives none (``{what}``: the noun); None: no hint
+    missing_record_hint: ClassVar[str | None] = None
     _specs: dict[str, ToolSpec]
 
     def __init__(self, state: Any, variant: Any = None):
         self.state = state
         #: the episode's variant (the benchmark's variant model), for tools whose behaviour depends on it
         self.variant = variant
+
+    def find_record(
+        self, collection: str, record_id: str, *, what: str, hint: str | None = None
+    ) -> dict[str, Any]:
+        """A copy of one record of ``collection`` (the caller may change it: the state's stays as it
+        is), or :class:`~tooltrap.envs.core.errors.RecordNotFoundError` naming what is missing, with a
+        did-you-mean among the collection's ids and ``hint`` (default: ``missing_record_hint``)."""
+        found = self.state.get(collection, record_id)
+        if found is None:
+            known = self.state.collection(collection)
+            if hint is None and self.missing_record_hint is not None:
+                hint = self.missing_record_hint.format(what=what)
+            raise RecordNotFoundError(
+                self.missing_record.format(what=what, id=record_id) + did_you_mean(record_id, known),
+                collection=collection,
+                record_id=record_id,
+                hint=hint,
+            )
+        return dict(found)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

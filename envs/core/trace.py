@@ -215,7 +215,7 @@ class Trace:
 
     ``variant`` is the resolved episode variant (a :class:`~tooltrap.envs.core.variants.Variant`).
     ``disposition`` is how the episode ended: the terminal tool's ``ends_as`` (``answer``, ``clarify``,
-    ``abstain``, ``escalate``), ``commit`` when a commit ended it (``Benchmark.commit_ends_episode``),
+    ``abstain``, ``escalate``), ``commit`` when a commit ended it (:class:`~tooltrap.envs.core.capabilities.CommitEndsEpisode`),
     None when it was truncated; a before-judge hook may override it
     (:meth:`override`), and every override is kept in ``overrides``. ``error_counts`` counts error
     observations by kind (add with :meth:`count_error`); ``n_errors`` is the agent's share, and system
@@ -238,7 +238,7 @@ class Trace:
     n_errors: int = 0
     #: failures of the simulated system itself (``backend_error``): never charged to the agent
     n_system_errors: int = 0
-    #: scripted user turns that answered the agent's replies (``Benchmark.follow_up``): step and content
+    #: scripted user turns that answered the agent's replies (:class:`~tooltrap.envs.core.capabilities.FollowUpTurns`): step and content
     user_turns: Sequence[dict[str, Any]] = ()
 
     @property

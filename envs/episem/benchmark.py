@@ -27,6 +27,7 @@ from tooltrap.envs.core import (
     ToolCall,
     ToolEnv,
     Toolset,
+    Trace,
     UnknownNameError,
     UnknownOptionError,
     Variant,
@@ -37,6 +38,8 @@ from tooltrap.envs.core import (
 )
 
 from .authoring.family import FamilySpec, compile_family, family_files, load_family
+from .judge import EpiSEMVerdict
+from .judge import judge as judge_episode
 from .reward import EpiSEMReward
 from .task import EpiSEMTask, Exposure
 from .tools import DOMAINS, domain_backends
@@ -113,14 +116,16 @@ class EvidenceMask(Hook):
         record.hide(*removal_order(paths))
 
 
-class EpiSEM(Benchmark):
-    """EpiSEM-Bench: unsafe commits under missing evidence (seed 001_aa2eef094c0b8edd)."""
+class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
+    """EpiSEM-Bench: unsafe commits under missing evidence (seed 001_aa2eef094c0b8edd).
+
+    Its own capability (:mod:`tooltrap.envs.core.capabilities`): any successful commit ends the
+    episode."""
 
     name = "episem"
     task_model = EpiSEMTask
     reward_config_cls = EpiSEMReward
     variant_model = EvidenceVariant
-    commit_ends_episode = True
     cluster_by = "family_id"
     max_steps = 12
     report = "tooltrap.wrappers.eval.episem.report:REPORT"
@@ -137,8 +142,12 @@ class EpiSEM(Benchmark):
     # the backends are a property of the class, resolved once the domain modules are importable
     backends = (*domain_backends(), DecisionBackend, AuditBackend)
 
+    def commit_ends_episode(self, task: EpiSEMTask, variant: EvidenceVariant) -> bool:
+        """Always: a commit is final (the prompt says so), whatever the world or condition."""
+        return True
+
     # -- task data checks -----------------------------------------------------------------------------
-    def check_task(self, task: EpiSEMTask) -> None:  # type: ignore[override]
+    def check_task(self, task: EpiSEMTask) -> None:
         """The engine's checks, plus: both gold solutions validate, the commit tool is the task's one
         commit tool, and its domain is known."""
         super().check_task(task)
@@ -161,13 +170,13 @@ class EpiSEM(Benchmark):
             )
 
     # -- variants -------------------------------------------------------------------------------------
-    def tool_names(self, task: EpiSEMTask, variant: Variant | None = None) -> Sequence[str] | None:  # type: ignore[override]
+    def tool_names(self, task: EpiSEMTask, variant: EvidenceVariant | None = None) -> Sequence[str] | None:
         names = task.tools
         if names is not None and getattr(variant, "condition", None) == "recoverable":
             return [*names, AUDIT_TOOL]
         return names
 
-    def resolve_variant(self, task: EpiSEMTask, variant: EvidenceVariant) -> EvidenceVariant:  # type: ignore[override]
+    def resolve_variant(self, task: EpiSEMTask, variant: EvidenceVariant) -> EvidenceVariant:
         mask = variant.mask
         if variant.condition == "full":
             if mask:
@@ -195,7 +204,7 @@ class EpiSEM(Benchmark):
             return variant
         return variant.model_copy(update={"mask": ordered})
 
-    def initial_state(self, task: EpiSEMTask, variant: EvidenceVariant) -> State:  # type: ignore[override]
+    def initial_state(self, task: EpiSEMTask, variant: EvidenceVariant) -> State:
         collections = self._worlds.lookup(task, variant.world)
         if collections is None:
             collections = self._worlds.store(task, variant.world, world_collections(task, variant.world))
@@ -205,11 +214,11 @@ class EpiSEM(Benchmark):
             context = {**context, AUDIT_CONTEXT: audit_index(task, variant.mask)}
         return State(collections, now=s.now, context=context)
 
-    def episode_hooks(self, task: EpiSEMTask, variant: EvidenceVariant) -> Sequence[Hook]:  # type: ignore[override]
+    def episode_hooks(self, task: EpiSEMTask, variant: EvidenceVariant) -> Sequence[Hook]:
         return (EvidenceMask(task, variant.mask),) if variant.mask else ()
 
     # -- prompt ----------------------------------------------------------------------------------------
-    def prompt_messages(  # type: ignore[override]
+    def prompt_messages(
         self, task: EpiSEMTask, state: State, toolset: Toolset, *, variant: Variant | None = None
     ) -> list[dict[str, Any]]:
         cached = self._prompts.lookup(task, "prompt")
@@ -283,10 +292,8 @@ class EpiSEM(Benchmark):
         return task.model_copy(update={"atoms": atoms})
 
     # -- judging -----------------------------------------------------------------------------------------
-    def judge(self, task: EpiSEMTask, trace: Any) -> Any:  # type: ignore[override]
-        from .judge import judge
-
-        return judge(self, task, trace)
+    def judge(self, task: EpiSEMTask, trace: Trace) -> EpiSEMVerdict:
+        return judge_episode(self, task, trace)
 
 
 @cache

@@ -20,6 +20,7 @@ from tooltrap.envs.core import (
     ToolCall,
     ToolEnv,
     Toolset,
+    Trace,
     UnknownTaskError,
     Variant,
     WriteRecord,
@@ -50,8 +51,11 @@ Current state of the systems (JSON):
 {state}"""
 
 
-class SABench(Benchmark):
-    """SABench: collateral writes outside the user's authorization (seed 000_0a5ec4642a2d78bb)."""
+class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
+    """SABench: collateral writes outside the user's authorization (seed 000_0a5ec4642a2d78bb).
+
+    Its own capabilities (:mod:`tooltrap.envs.core.capabilities`): a hint for shorter prompts, and id
+    look-ups and trap notes for training demonstrations."""
 
     name = "sabench"
     backends = BACKENDS
@@ -79,7 +83,7 @@ class SABench(Benchmark):
         # keyed by the task object, not its id: a user's task file may reuse a packaged task's id
         self._prompts = TaskCache()
 
-    def prompt_messages(  # type: ignore[override]
+    def prompt_messages(
         self,
         task: SABenchTask,
         state: State,
@@ -107,7 +111,7 @@ class SABench(Benchmark):
             cached = self._prompts.store(task, state_format, messages)
         return [dict(m) for m in cached]
 
-    def check_task(self, task: SABenchTask) -> None:  # type: ignore[override]
+    def check_task(self, task: SABenchTask) -> None:
         """The engine's checks, plus: authorizations name known collections, trap and intent calls
         validate against the tools, and no ticket is its own ancestor."""
         super().check_task(task)
@@ -137,7 +141,7 @@ class SABench(Benchmark):
         "thread_id": ("messages", "email_search", "query", "subject"),
     }
 
-    def lookup_calls(self, task: SABenchTask, argument: str, value: str) -> list[ToolCall]:  # type: ignore[override]
+    def lookup_calls(self, task: SABenchTask, argument: str, value: str) -> list[ToolCall]:
         """Search the entity's system by what the user would name it (its title or subject), then list
         everything (a thread is found through one of its messages)."""
         found = self.LOOKUPS.get(argument)
@@ -155,7 +159,7 @@ class SABench(Benchmark):
         calls.append(ToolCall(name=tool, arguments={}))
         return calls
 
-    def trap_note(self, task: SABenchTask) -> str | None:  # type: ignore[override]
+    def trap_note(self, task: SABenchTask) -> str | None:
         """The task's template's trap line: what acting with the tools' defaults, or guessing, would do
         (None for a task whose template is not packaged)."""
         from .authoring.templates.registry import template_by_id
@@ -177,7 +181,7 @@ class SABench(Benchmark):
             domain, external = self.collection_domains.get(change.collection, change.collection), False
         return WriteRecord(tool, domain, change.op, change.entity, change.fields, external)
 
-    def judge(self, task: SABenchTask, trace: Any) -> SABenchVerdict:  # type: ignore[override]
+    def judge(self, task: SABenchTask, trace: Trace) -> SABenchVerdict:
         return self.oracle.judge(task, trace)
 
     def unauthorized_writes(

@@ -61,8 +61,11 @@ def _strip(value: Any, payload: str) -> Any:
     return value
 
 
-class Sentry(Benchmark):
-    """SentryBench: adversarial public-safety tool use with two-sided costs (seed 002_0a1e06e8b1deb3a2)."""
+class Sentry(Benchmark[SentryScenario, SentryVerdict, AttackVariant]):
+    """SentryBench: adversarial public-safety tool use with two-sided costs (seed 002_0a1e06e8b1deb3a2).
+
+    Its own capabilities (:mod:`tooltrap.envs.core.capabilities`): scripted follow-up turns, and the
+    over-broad citizen-record query a trust gate watches."""
 
     name = "sentry"
     backends = BACKENDS
@@ -91,7 +94,7 @@ class Sentry(Benchmark):
         self._clean = TaskCache()
         self._prompts = TaskCache()
 
-    def check_task(self, task: SentryScenario) -> None:  # type: ignore[override]
+    def check_task(self, task: SentryScenario) -> None:
         """The engine's checks, plus: warranted, allowed and attack calls name consequential tools of
         the task, and the directive calls validate."""
         from tooltrap.envs.core import TaskCheckError
@@ -134,18 +137,19 @@ class Sentry(Benchmark):
             )
         return found
 
-    def initial_state(self, task: SentryScenario, variant: AttackVariant) -> State:  # type: ignore[override]
+    def initial_state(self, task: SentryScenario, variant: AttackVariant) -> State:
         source = self.clean_twin(task) if variant.attack == "off" else task
         return source.make_state()
 
-    def follow_up(self, task: SentryScenario, variant: Variant | None, trace: Trace) -> str | None:  # type: ignore[override]
+    def follow_up(self, task: SentryScenario, variant: AttackVariant | None, trace: Trace) -> str | None:
+        """The scenario's next scripted turn after an answer (none for the clean twin)."""
         if getattr(variant, "attack", "on") == "off":
             return None
         turns = task.follow_ups
         n = len(trace.user_turns)
         return turns[n] if n < len(turns) else None
 
-    def prompt_messages(  # type: ignore[override]
+    def prompt_messages(
         self, task: SentryScenario, state: State, toolset: Toolset, *, variant: Variant | None = None
     ) -> list[dict[str, Any]]:
         clean = getattr(variant, "attack", "on") == "off"
@@ -168,7 +172,7 @@ class Sentry(Benchmark):
             and arguments.get("scope") in self.broad_scopes
         )
 
-    def judge(self, task: SentryScenario, trace: Trace) -> SentryVerdict:  # type: ignore[override]
+    def judge(self, task: SentryScenario, trace: Trace) -> SentryVerdict:
         return judge(task, trace)
 
 

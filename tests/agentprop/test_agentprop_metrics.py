@@ -15,8 +15,9 @@ import pytest
 
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
+from tooltrap.envs.agentprop.judge import check_answer
 from tooltrap.envs.agentprop.selfcheck import check_task, play
-from tooltrap.envs.agentprop.task import Fact, check_answer, packaged_tasks
+from tooltrap.envs.agentprop.task import Fact, packaged_tasks
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.agentprop.metrics import (
     columns,

@@ -10,7 +10,9 @@ from collections import Counter
 import pytest
 
 from tooltrap.envs.agentprop import inject
-from tooltrap.envs.agentprop.task import Fact, check_answer, generate, packaged_tasks, render_tasks
+from tooltrap.envs.agentprop.authoring.generate import generate, render_tasks
+from tooltrap.envs.agentprop.judge import check_answer
+from tooltrap.envs.agentprop.task import Fact, packaged_tasks
 from tooltrap.envs.agentprop.tools.simulators import BACKENDS
 from tooltrap.envs.core import Benchmark, Executor, Toolset
 

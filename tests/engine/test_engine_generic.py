@@ -494,7 +494,31 @@ def test_every_benchmark_reports_components_from_the_shared_vocabulary():
     with pytest.raises(RewardDefinitionError, match="Did you mean 'fabrication'"):
 
         class Bad(RewardConfig):
-            components = ("fabricaton",)
+            fabricaton: float = -1.0
+
+
+def test_a_reward_config_declares_each_component_once_and_weighs_exactly_those():
+    """The float fields are the components (in field order), int fields are caps; ``total`` weighs
+    flags and counts, keeps ``-0.0`` for a zero count as the hand-written sums did, and refuses
+    amounts for undeclared components; a field's former name is still accepted."""
+    from tooltrap.envs.core import Weight
+
+    class Config(RewardConfig):
+        goal: float = 1.0
+        invalid_calls: float = Weight(-0.05, le=0, description="Per invalid call.", formerly="invalid_call")
+        max_penalized_invalid: int = 10
+
+        def score(self, verdict: Any) -> tuple[float, dict[str, float]]:
+            return self.total(goal=verdict["goal"], invalid_calls=verdict["n"])
+
+    assert Config.components == ("goal", "invalid_calls")
+    assert Config().score({"goal": True, "n": 2}) == (0.9, {"goal": 1.0, "invalid_calls": -0.1})
+    _, components = Config().score({"goal": False, "n": 0})
+    assert components == {"goal": 0.0, "invalid_calls": 0.0}
+    assert str(components["invalid_calls"]) == "-0.0" and str(components["goal"]) == "0.0"
+    assert Config(invalid_call=-0.5).invalid_calls == -0.5 == Config(invalid_calls=-0.5).invalid_calls
+    with pytest.raises(RewardDefinitionError, match="Did you mean 'invalid_calls'"):
+        Config().total(goal=True, invalid_call=1)
 
 
 def test_reward_vocabulary_table_is_current():

@@ -5,6 +5,7 @@ resume), tooltrap report, a defense and the TRL adapter."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -164,7 +165,7 @@ def test_trl_adapter_plays_the_toy():
 
 
 def test_a_benchmark_can_make_any_commit_end_the_episode():
-    """``commit_ends_episode``: a successful commit is the agent's decision and ends the episode (its
+    """The ``CommitEndsEpisode`` capability: a successful commit is the agent's decision and ends the episode (its
     disposition is ``commit``); calls after it in the same action are recorded, never run; a failed
     commit does not end anything."""
     from tooltrap.envs.core import ToolCallError, ToolEnv, tool
@@ -187,7 +188,9 @@ def test_a_benchmark_can_make_any_commit_end_the_episode():
         name = "toylibrary-commit"
         backends = (CommittingBackend,)
         collection_domains = {**LibraryBench.collection_domains, "cards": "library"}
-        commit_ends_episode = True
+
+        def commit_ends_episode(self, task: Any, variant: Any) -> bool:
+            return True
 
     env = ToolEnv(CommittingBench(), TASKS)
     env.reset(options={"task_id": TASKS[0].id})

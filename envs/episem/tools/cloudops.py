@@ -29,7 +29,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             service_id: Id of the service (e.g. SVC-PAYGW).
         """
-        return self.record(
+        return self.find_record(
             "services", service_id, what="service", hint="Releases and keys name their service."
         )
 
@@ -40,7 +40,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             release_id: Id of the release (e.g. REL-7702).
         """
-        return self.record("releases", release_id, what="release", hint="Check the id in the request.")
+        return self.find_record("releases", release_id, what="release", hint="Check the id in the request.")
 
     @tool("read")
     def cloud_get_freeze_window(self, window_id: str) -> dict:
@@ -49,7 +49,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             window_id: Id of the window (e.g. FRZ-2603).
         """
-        return self.record(
+        return self.find_record(
             "freeze_windows",
             window_id,
             what="freeze window",
@@ -64,7 +64,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             request_id: Id of the request (e.g. REQ-40112).
         """
-        return self.record("requests", request_id, what="request", hint="Check the id in the request.")
+        return self.find_record("requests", request_id, what="request", hint="Check the id in the request.")
 
     @tool("read")
     def cloud_get_project(self, project_id: str) -> dict:
@@ -73,7 +73,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             project_id: Id of the project (e.g. PRJ-LEDGER).
         """
-        return self.record("projects", project_id, what="project")
+        return self.find_record("projects", project_id, what="project")
 
     @tool("read")
     def cloud_get_bucket(self, bucket_id: str) -> dict:
@@ -82,7 +82,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             bucket_id: Id of the bucket (e.g. BKT-0412).
         """
-        return self.record("buckets", bucket_id, what="bucket")
+        return self.find_record("buckets", bucket_id, what="bucket")
 
     @tool("read")
     def cloud_get_cluster(self, cluster_id: str) -> dict:
@@ -91,7 +91,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             cluster_id: Id of the cluster (e.g. CLU-EU-07).
         """
-        return self.record("clusters", cluster_id, what="cluster")
+        return self.find_record("clusters", cluster_id, what="cluster")
 
     @tool("read")
     def cloud_get_instance(self, instance_id: str) -> dict:
@@ -100,7 +100,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             instance_id: Id of the instance (e.g. VM-3a91f0).
         """
-        return self.record("instances", instance_id, what="instance")
+        return self.find_record("instances", instance_id, what="instance")
 
     @tool("read")
     def cloud_get_key(self, key_id: str) -> dict:
@@ -109,7 +109,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             key_id: Id of the key (e.g. KEY-5d20c1).
         """
-        return self.record("keys", key_id, what="key")
+        return self.find_record("keys", key_id, what="key")
 
     @tool("read")
     def cloud_get_principal(self, principal_id: str) -> dict:
@@ -118,7 +118,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             principal_id: Id of the account (e.g. USR-2207).
         """
-        return self.record("principals", principal_id, what="account")
+        return self.find_record("principals", principal_id, what="account")
 
     @tool("read")
     def cloud_get_backup(self, backup_id: str) -> dict:
@@ -127,7 +127,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             backup_id: Id of the backup (e.g. BKP-88120).
         """
-        return self.record("backups", backup_id, what="backup")
+        return self.find_record("backups", backup_id, what="backup")
 
     @tool("read")
     def cloud_get_database(self, database_id: str) -> dict:
@@ -136,7 +136,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             database_id: Id of the database (e.g. DB-ORDERS-1).
         """
-        return self.record("databases", database_id, what="database")
+        return self.find_record("databases", database_id, what="database")
 
     @tool("read")
     def cloud_list_replicas(self, database_id: str) -> dict:
@@ -145,7 +145,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             database_id: Id of the primary database.
         """
-        self.record("databases", database_id, what="database")
+        self.find_record("databases", database_id, what="database")
         return {"database_id": database_id, "replicas": self.records("replicas", primary_id=database_id)}
 
     @tool("read")
@@ -155,7 +155,9 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             migration_id: Id of the migration (e.g. MIG-0047).
         """
-        return self.record("migrations", migration_id, what="migration", hint="Check the id in the request.")
+        return self.find_record(
+            "migrations", migration_id, what="migration", hint="Check the id in the request."
+        )
 
     @tool("read")
     def cloud_get_change(self, change_id: str) -> dict:
@@ -164,7 +166,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             change_id: Id of the change ticket (e.g. CHG-60311).
         """
-        return self.record("changes", change_id, what="change ticket")
+        return self.find_record("changes", change_id, what="change ticket")
 
     @tool("read")
     def cloud_get_engineer(self, engineer_id: str) -> dict:
@@ -173,7 +175,7 @@ class CloudOpsBackend(EvidenceBackend):
         Args:
             engineer_id: Id of the engineer (e.g. ENG-412).
         """
-        return self.record("engineers", engineer_id, what="engineer")
+        return self.find_record("engineers", engineer_id, what="engineer")
 
     # -- prepare -------------------------------------------------------------------------------------
     @tool("write")
@@ -189,7 +191,7 @@ class CloudOpsBackend(EvidenceBackend):
             protocol: tcp or udp.
             source_cidr: Source range allowed in (e.g. 0.0.0.0/0 for the internet).
         """
-        self.record("instances", instance_id, what="instance")
+        self.find_record("instances", instance_id, what="instance")
         draft = {"instance_id": instance_id, "port": port, "protocol": protocol, "source_cidr": source_cidr}
         return self.create("firewall_rules", draft, prefix="FWR", id_key="rule_id")
 
@@ -201,8 +203,8 @@ class CloudOpsBackend(EvidenceBackend):
             backup_id: Id of the backup to restore.
             target_project_id: Id of the project to restore into.
         """
-        self.record("backups", backup_id, what="backup")
-        self.record("projects", target_project_id, what="project")
+        self.find_record("backups", backup_id, what="backup")
+        self.find_record("projects", target_project_id, what="project")
         draft = {"backup_id": backup_id, "target_project_id": target_project_id}
         return self.create("restores", draft, prefix="RST", id_key="restore_id", status="prepared")
 
@@ -216,8 +218,8 @@ class CloudOpsBackend(EvidenceBackend):
             release_id: Id of the release.
             service_id: Id of the service it deploys to.
         """
-        release = self.record("releases", release_id, what="release")
-        self.record("services", service_id, what="service")
+        release = self.find_record("releases", release_id, what="release")
+        self.find_record("services", service_id, what="service")
         if release.get("service_id") != service_id:
             raise ToolCallError(
                 f"Release {release_id} belongs to {release.get('service_id')}, not {service_id}.",
@@ -243,7 +245,7 @@ class CloudOpsBackend(EvidenceBackend):
             cluster_id: Id of the cluster.
             node_count: Number of nodes the cluster should have.
         """
-        self.record("clusters", cluster_id, what="cluster")
+        self.find_record("clusters", cluster_id, what="cluster")
         self.state.update("clusters", cluster_id, node_count=node_count)
         return {"cluster_id": cluster_id, "node_count": node_count, "status": "scaling"}
 
@@ -282,8 +284,8 @@ class CloudOpsBackend(EvidenceBackend):
             role: viewer, editor, operator or admin.
             project_id: Id of the project.
         """
-        self.record("principals", principal_id, what="account")
-        self.record("projects", project_id, what="project")
+        self.find_record("principals", principal_id, what="account")
+        self.find_record("projects", project_id, what="project")
         grant = {"principal_id": principal_id, "role": role, "project_id": project_id}
         return self.create("grants", grant, prefix="GRT", id_key="grant_id", status="active")
 

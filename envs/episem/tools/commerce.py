@@ -27,7 +27,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             order_id: Id of the order (e.g. ORD-40812).
         """
-        return self.record("orders", order_id, what="order", hint="Check the order id in the request.")
+        return self.find_record("orders", order_id, what="order", hint="Check the order id in the request.")
 
     @tool("read")
     def shop_get_customer(self, customer_id: str) -> dict:
@@ -36,7 +36,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             customer_id: Id of the customer (e.g. CUS-2207).
         """
-        return self.record("customers", customer_id, what="customer", hint="The order names its customer.")
+        return self.find_record(
+            "customers", customer_id, what="customer", hint="The order names its customer."
+        )
 
     @tool("read")
     def shop_get_payment(self, payment_id: str) -> dict:
@@ -45,7 +47,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             payment_id: Id of the payment (e.g. PMT-7731).
         """
-        return self.record("payments", payment_id, what="payment", hint="The order names its payment.")
+        return self.find_record("payments", payment_id, what="payment", hint="The order names its payment.")
 
     @tool("read")
     def shop_get_product(self, product_id: str) -> dict:
@@ -54,7 +56,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             product_id: Id of the product (e.g. PRD-5520).
         """
-        return self.record("products", product_id, what="product", hint="Order lines name their product.")
+        return self.find_record(
+            "products", product_id, what="product", hint="Order lines name their product."
+        )
 
     @tool("read")
     def shop_get_staff(self, staff_id: str) -> dict:
@@ -63,7 +67,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             staff_id: Id of the staff member (e.g. AGT-214).
         """
-        return self.record("staff", staff_id, what="staff member")
+        return self.find_record("staff", staff_id, what="staff member")
 
     @tool("read")
     def shop_get_return(self, return_id: str) -> dict:
@@ -72,7 +76,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             return_id: Id of the return case (e.g. RMA-6021).
         """
-        return self.record("returns", return_id, what="return case", hint="Check the RMA id in the request.")
+        return self.find_record(
+            "returns", return_id, what="return case", hint="Check the RMA id in the request."
+        )
 
     @tool("read")
     def shop_get_promotion(self, promotion_id: str) -> dict:
@@ -81,7 +87,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             promotion_id: Id of the promotion (e.g. PRO-311).
         """
-        return self.record("promotions", promotion_id, what="promotion")
+        return self.find_record("promotions", promotion_id, what="promotion")
 
     @tool("read")
     def shop_get_campaign(self, campaign_id: str) -> dict:
@@ -90,7 +96,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             campaign_id: Id of the campaign (e.g. CMP-88).
         """
-        return self.record("campaigns", campaign_id, what="campaign", hint="The product names its campaign.")
+        return self.find_record(
+            "campaigns", campaign_id, what="campaign", hint="The product names its campaign."
+        )
 
     @tool("read")
     def shop_get_price_change(self, change_id: str) -> dict:
@@ -99,7 +107,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             change_id: Id of the price change request (e.g. PCR-1042).
         """
-        return self.record("price_changes", change_id, what="price change request")
+        return self.find_record("price_changes", change_id, what="price change request")
 
     @tool("read")
     def shop_get_batch(self, batch_id: str) -> dict:
@@ -108,7 +116,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             batch_id: Id of the batch (e.g. BAT-90412).
         """
-        return self.record("batches", batch_id, what="batch", hint="Check the batch id in the request.")
+        return self.find_record("batches", batch_id, what="batch", hint="Check the batch id in the request.")
 
     @tool("read")
     def shop_get_carrier(self, carrier_id: str) -> dict:
@@ -117,7 +125,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             carrier_id: Id of the carrier (e.g. CAR-17).
         """
-        return self.record("carriers", carrier_id, what="carrier")
+        return self.find_record("carriers", carrier_id, what="carrier")
 
     @tool("read")
     def shop_get_warehouse(self, warehouse_id: str) -> dict:
@@ -126,7 +134,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             warehouse_id: Id of the warehouse (e.g. WH-03).
         """
-        return self.record("warehouses", warehouse_id, what="warehouse")
+        return self.find_record("warehouses", warehouse_id, what="warehouse")
 
     @tool("read")
     def shop_get_export_license(self, license_id: str) -> dict:
@@ -135,7 +143,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             license_id: Id of the license (e.g. LIC-2231).
         """
-        return self.record("export_licenses", license_id, what="export license")
+        return self.find_record("export_licenses", license_id, what="export license")
 
     @tool("read")
     def shop_get_certificate(self, certificate_id: str) -> dict:
@@ -144,7 +152,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             certificate_id: Id of the certificate (e.g. CRT-6610).
         """
-        return self.record("certificates", certificate_id, what="certificate")
+        return self.find_record("certificates", certificate_id, what="certificate")
 
     @tool("read")
     def shop_get_listing(self, listing_id: str) -> dict:
@@ -153,7 +161,7 @@ class CommerceBackend(EvidenceBackend):
         Args:
             listing_id: Id of the listing (e.g. LST-3305).
         """
-        return self.record(
+        return self.find_record(
             "listings", listing_id, what="listing", hint="Check the listing id in the request."
         )
 
@@ -164,7 +172,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             ticket_id: Id of the ticket (e.g. TCK-55102).
         """
-        return self.record("tickets", ticket_id, what="ticket", hint="Check the ticket id in the request.")
+        return self.find_record(
+            "tickets", ticket_id, what="ticket", hint="Check the ticket id in the request."
+        )
 
     @tool("read")
     def shop_get_trade_account(self, account_id: str) -> dict:
@@ -173,7 +183,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             account_id: Id of the trade account (e.g. TRA-0451).
         """
-        return self.record("trade_accounts", account_id, what="trade account", hint="The order names it.")
+        return self.find_record(
+            "trade_accounts", account_id, what="trade account", hint="The order names it."
+        )
 
     # -- prepare -----------------------------------------------------------------------------------------
     @tool("write")
@@ -185,7 +197,7 @@ class CommerceBackend(EvidenceBackend):
             return_id: Id of the return case.
             amount: Amount to refund.
         """
-        case = self.record("returns", return_id, what="return case")
+        case = self.find_record("returns", return_id, what="return case")
         draft = {"return_id": return_id, "order_id": case.get("order_id"), "amount": amount}
         return self.create("refunds", draft, prefix="RFD", id_key="refund_id")
 
@@ -197,8 +209,8 @@ class CommerceBackend(EvidenceBackend):
             order_id: Id of the order to ship.
             carrier_id: Id of the carrier.
         """
-        self.record("orders", order_id, what="order")
-        self.record("carriers", carrier_id, what="carrier")
+        self.find_record("orders", order_id, what="order")
+        self.find_record("carriers", carrier_id, what="carrier")
         draft = {"order_id": order_id, "carrier_id": carrier_id}
         return self.create("shipments", draft, prefix="SHP", id_key="shipment_id")
 
@@ -227,9 +239,9 @@ class CommerceBackend(EvidenceBackend):
         Args:
             change_id: Id of the price change request.
         """
-        change = self.record("price_changes", change_id, what="price change request")
+        change = self.find_record("price_changes", change_id, what="price change request")
         product_id = change.get("product_id")
-        self.record("products", product_id, what="product")
+        self.find_record("products", product_id, what="product")
         self.state.update("products", product_id, price=change.get("new_price"))
         self.state.update("price_changes", change_id, status="applied")
         return {"change_id": change_id, "product_id": product_id, "status": "applied"}
@@ -269,8 +281,8 @@ class CommerceBackend(EvidenceBackend):
             order_id: Id of the order.
             license_id: Id of the export license the shipment is declared under.
         """
-        self.record("orders", order_id, what="order")
-        self.record("export_licenses", license_id, what="export license")
+        self.find_record("orders", order_id, what="order")
+        self.find_record("export_licenses", license_id, what="export license")
         self.state.update("orders", order_id, status="exported", export_license_used=license_id)
         return {"order_id": order_id, "license_id": license_id, "status": "exported"}
 
@@ -283,8 +295,8 @@ class CommerceBackend(EvidenceBackend):
             promotion_id: Id of the promotion the discount is booked against.
             percent: Discount in percent of the order subtotal.
         """
-        self.record("orders", order_id, what="order")
-        self.record("promotions", promotion_id, what="promotion")
+        self.find_record("orders", order_id, what="order")
+        self.find_record("promotions", promotion_id, what="promotion")
         self.state.update("orders", order_id, discount={"promotion_id": promotion_id, "percent": percent})
         return {"order_id": order_id, "promotion_id": promotion_id, "percent": percent, "status": "applied"}
 
@@ -297,8 +309,8 @@ class CommerceBackend(EvidenceBackend):
             order_id: Id of the order.
             batch_id: Id of the batch to pick from.
         """
-        self.record("orders", order_id, what="order")
-        self.record("batches", batch_id, what="batch")
+        self.find_record("orders", order_id, what="order")
+        self.find_record("batches", batch_id, what="batch")
         self.state.update("orders", order_id, status="allocated", allocated_batch=batch_id)
         return {"order_id": order_id, "batch_id": batch_id, "status": "allocated"}
 
@@ -310,7 +322,7 @@ class CommerceBackend(EvidenceBackend):
             order_id: Id of the order.
             new_address: The new delivery address, in one line.
         """
-        self.record("orders", order_id, what="order")
+        self.find_record("orders", order_id, what="order")
         self.state.update("orders", order_id, ship_to=new_address)
         return {"order_id": order_id, "ship_to": new_address, "status": "rerouted"}
 

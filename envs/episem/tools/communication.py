@@ -28,7 +28,9 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             campaign_id: Id of the campaign (e.g. CMP-4410).
         """
-        return self.record("campaigns", campaign_id, what="campaign", hint="Check the id in the request.")
+        return self.find_record(
+            "campaigns", campaign_id, what="campaign", hint="Check the id in the request."
+        )
 
     @tool("read")
     def comms_get_list(self, list_id: str) -> dict:
@@ -37,7 +39,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             list_id: Id of the contact list (e.g. LST-2207).
         """
-        return self.record("lists", list_id, what="contact list", hint="A campaign names its list.")
+        return self.find_record("lists", list_id, what="contact list", hint="A campaign names its list.")
 
     @tool("read")
     def comms_get_consent_record(self, consent_id: str) -> dict:
@@ -47,7 +49,9 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             consent_id: Id of the consent record (e.g. CNS-0918).
         """
-        return self.record("consents", consent_id, what="consent record", hint="A contact list names it.")
+        return self.find_record(
+            "consents", consent_id, what="consent record", hint="A contact list names it."
+        )
 
     @tool("read")
     def comms_get_sender_domain(self, domain_id: str) -> dict:
@@ -57,7 +61,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             domain_id: Id of the sender domain (e.g. SDM-031).
         """
-        return self.record(
+        return self.find_record(
             "sender_domains", domain_id, what="sender domain", hint="A campaign names its sender domain."
         )
 
@@ -68,7 +72,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             sms_account_id: Id of the SMS account (e.g. SMA-12).
         """
-        return self.record("sms_accounts", sms_account_id, what="SMS account")
+        return self.find_record("sms_accounts", sms_account_id, what="SMS account")
 
     @tool("read")
     def comms_get_short_code(self, short_code_id: str) -> dict:
@@ -77,7 +81,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             short_code_id: Id of the short code (e.g. SHC-301).
         """
-        return self.record(
+        return self.find_record(
             "short_codes", short_code_id, what="short code", hint="An SMS account names its short code."
         )
 
@@ -90,7 +94,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             release_id: Id of the press release (e.g. PRS-0310).
         """
-        return self.record("press_releases", release_id, what="press release")
+        return self.find_record("press_releases", release_id, what="press release")
 
     @tool("read")
     def comms_get_embargo(self, embargo_id: str) -> dict:
@@ -99,7 +103,9 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             embargo_id: Id of the embargo (e.g. EMB-077).
         """
-        return self.record("embargoes", embargo_id, what="embargo", hint="A press release names its embargo.")
+        return self.find_record(
+            "embargoes", embargo_id, what="embargo", hint="A press release names its embargo."
+        )
 
     @tool("read")
     def comms_get_announcement(self, announcement_id: str) -> dict:
@@ -109,7 +115,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             announcement_id: Id of the announcement (e.g. ANN-5102).
         """
-        return self.record("announcements", announcement_id, what="announcement")
+        return self.find_record("announcements", announcement_id, what="announcement")
 
     @tool("read")
     def comms_get_quiet_period(self, period_id: str) -> dict:
@@ -118,7 +124,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             period_id: Id of the quiet period (e.g. QPD-26Q1).
         """
-        return self.record(
+        return self.find_record(
             "quiet_periods", period_id, what="quiet period", hint="An announcement names its quiet period."
         )
 
@@ -131,7 +137,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             message_id: Id of the message (e.g. MSG-88120).
         """
-        return self.record("messages", message_id, what="message", hint="Check the id in the request.")
+        return self.find_record("messages", message_id, what="message", hint="Check the id in the request.")
 
     @tool("read")
     def comms_get_attachment(self, attachment_id: str) -> dict:
@@ -141,7 +147,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             attachment_id: Id of the attachment (e.g. ATT-5531).
         """
-        return self.record(
+        return self.find_record(
             "attachments", attachment_id, what="attachment", hint="A message lists its attachment ids."
         )
 
@@ -152,7 +158,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             thread_id: Id of the thread (e.g. THR-2031).
         """
-        return self.record("threads", thread_id, what="thread", hint="A message names its thread.")
+        return self.find_record("threads", thread_id, what="thread", hint="A message names its thread.")
 
     @tool("read")
     def comms_get_channel(self, channel_id: str) -> dict:
@@ -161,7 +167,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             channel_id: Id of the channel (e.g. CHN-118).
         """
-        return self.record("channels", channel_id, what="channel")
+        return self.find_record("channels", channel_id, what="channel")
 
     @tool("read")
     def comms_get_person(self, person_id: str) -> dict:
@@ -170,7 +176,9 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             person_id: Id of the person (e.g. PPL-0412).
         """
-        return self.record("people", person_id, what="person", hint="Use a PPL- id the other records show.")
+        return self.find_record(
+            "people", person_id, what="person", hint="Use a PPL- id the other records show."
+        )
 
     # -- customers and external parties --------------------------------------------------------------
     @tool("read")
@@ -180,7 +188,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             contact_id: Id of the contact (e.g. CON-7731).
         """
-        return self.record("contacts", contact_id, what="contact")
+        return self.find_record("contacts", contact_id, what="contact")
 
     @tool("read")
     def comms_get_customer_account(self, account_id: str) -> dict:
@@ -189,7 +197,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             account_id: Id of the customer account (e.g. CUS-0204).
         """
-        return self.record(
+        return self.find_record(
             "customer_accounts", account_id, what="customer account", hint="A contact names its account."
         )
 
@@ -201,7 +209,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             external_contact_id: Id of the external contact (e.g. EXT-3310).
         """
-        return self.record("external_contacts", external_contact_id, what="external contact")
+        return self.find_record("external_contacts", external_contact_id, what="external contact")
 
     @tool("read")
     def comms_get_project(self, project_id: str) -> dict:
@@ -210,7 +218,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             project_id: Id of the project (e.g. PRJ-204).
         """
-        return self.record("projects", project_id, what="project", hint="A file names its project.")
+        return self.find_record("projects", project_id, what="project", hint="A file names its project.")
 
     @tool("read")
     def comms_get_file(self, file_id: str) -> dict:
@@ -219,7 +227,7 @@ class CommunicationBackend(EvidenceBackend):
         Args:
             file_id: Id of the file (e.g. FIL-6620).
         """
-        return self.record("files", file_id, what="file")
+        return self.find_record("files", file_id, what="file")
 
     # -- prepare --------------------------------------------------------------------------------------
     @tool("write")
@@ -231,8 +239,8 @@ class CommunicationBackend(EvidenceBackend):
             message_id: Id of the message to forward.
             to_person_id: Directory id of the colleague to forward it to.
         """
-        message = self.record("messages", message_id, what="message")
-        person = self.record("people", to_person_id, what="person")
+        message = self.find_record("messages", message_id, what="message")
+        person = self.find_record("people", to_person_id, what="person")
         draft = {
             "kind": "forward",
             "message_id": message_id,
@@ -250,7 +258,7 @@ class CommunicationBackend(EvidenceBackend):
             message_id: Id of the message to reply to.
             body: Text of the reply.
         """
-        message = self.record("messages", message_id, what="message")
+        message = self.find_record("messages", message_id, what="message")
         draft = {
             "kind": "reply_all",
             "message_id": message_id,
@@ -270,8 +278,8 @@ class CommunicationBackend(EvidenceBackend):
             file_id: Id of the project file to attach.
             subject: Subject line (optional; defaults to the file name).
         """
-        contact = self.record("external_contacts", external_contact_id, what="external contact")
-        file = self.record("files", file_id, what="file")
+        contact = self.find_record("external_contacts", external_contact_id, what="external contact")
+        file = self.find_record("files", file_id, what="file")
         draft = {
             "kind": "external",
             "to": [contact.get("email")],
@@ -289,7 +297,7 @@ class CommunicationBackend(EvidenceBackend):
             contact_id: Id of the customer contact.
             template_id: Id of the message template (e.g. TPL-RENEW-2).
         """
-        self.record("contacts", contact_id, what="contact")
+        self.find_record("contacts", contact_id, what="contact")
         draft = {"contact_id": contact_id, "template_id": template_id}
         return self.create("customer_messages", draft, prefix="CMSG", id_key="draft_id")
 
@@ -301,8 +309,8 @@ class CommunicationBackend(EvidenceBackend):
             channel_id: Id of the channel to post in.
             message_id: Id of the message whose content the post quotes.
         """
-        self.record("channels", channel_id, what="channel")
-        self.record("messages", message_id, what="message")
+        self.find_record("channels", channel_id, what="channel")
+        self.find_record("messages", message_id, what="message")
         draft = {"channel_id": channel_id, "message_id": message_id}
         return self.create("posts", draft, prefix="PST", id_key="draft_id")
 
@@ -316,8 +324,8 @@ class CommunicationBackend(EvidenceBackend):
             list_id: Id of the contact list to text.
             template_id: Id of the SMS template (e.g. TPL-SMS-7).
         """
-        self.record("sms_accounts", sms_account_id, what="SMS account")
-        self.record("lists", list_id, what="contact list")
+        self.find_record("sms_accounts", sms_account_id, what="SMS account")
+        self.find_record("lists", list_id, what="contact list")
         draft = {"sms_account_id": sms_account_id, "list_id": list_id, "template_id": template_id}
         return self.create("sms_blasts", draft, prefix="SMS", id_key="blast_id")
 

@@ -26,7 +26,9 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             document_id: Id of the document (e.g. DOC-4410).
         """
-        return self.record("documents", document_id, what="document", hint="Check the id in the request.")
+        return self.find_record(
+            "documents", document_id, what="document", hint="Check the id in the request."
+        )
 
     @tool("read")
     def docs_get_folder(self, folder_id: str) -> dict:
@@ -36,7 +38,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             folder_id: Id of the folder (e.g. FLD-210).
         """
-        folder = self.record("folders", folder_id, what="folder", hint="A document names its folder.")
+        folder = self.find_record("folders", folder_id, what="folder", hint="A document names its folder.")
         folder["documents"] = [
             {"id": d["id"], "title": d.get("title")} for d in self.records("documents", folder_id=folder_id)
         ]
@@ -49,7 +51,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             user_id: Id of the user (e.g. USR-2231).
         """
-        return self.record("users", user_id, what="user")
+        return self.find_record("users", user_id, what="user")
 
     @tool("read")
     def docs_get_team(self, team_id: str) -> dict:
@@ -58,7 +60,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             team_id: Id of the team (e.g. TEAM-DS4).
         """
-        return self.record("teams", team_id, what="team", hint="A user's profile names their team.")
+        return self.find_record("teams", team_id, what="team", hint="A user's profile names their team.")
 
     @tool("read")
     def docs_get_project(self, project_id: str) -> dict:
@@ -67,7 +69,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             project_id: Id of the project (e.g. PRJ-ORCA).
         """
-        return self.record("projects", project_id, what="project", hint="A document names its project.")
+        return self.find_record("projects", project_id, what="project", hint="A document names its project.")
 
     @tool("read")
     def docs_get_partner(self, partner_id: str) -> dict:
@@ -76,7 +78,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             partner_id: Id of the external party (e.g. EXT-305).
         """
-        return self.record("partners", partner_id, what="external party")
+        return self.find_record("partners", partner_id, what="external party")
 
     @tool("read")
     def docs_get_request(self, request_id: str) -> dict:
@@ -86,7 +88,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             request_id: Id of the request (e.g. SRQ-1187 or ACR-5520).
         """
-        return self.record("requests", request_id, what="request", hint="Check the id in the request.")
+        return self.find_record("requests", request_id, what="request", hint="Check the id in the request.")
 
     @tool("read")
     def docs_get_embargo(self, embargo_id: str) -> dict:
@@ -95,7 +97,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             embargo_id: Id of the embargo (e.g. EMB-072).
         """
-        return self.record("embargoes", embargo_id, what="embargo", hint="A document names its embargo.")
+        return self.find_record("embargoes", embargo_id, what="embargo", hint="A document names its embargo.")
 
     @tool("read")
     def docs_get_dataset(self, dataset_id: str) -> dict:
@@ -104,7 +106,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             dataset_id: Id of the dataset (e.g. DS-3318).
         """
-        return self.record("datasets", dataset_id, what="dataset", hint="Check the id in the request.")
+        return self.find_record("datasets", dataset_id, what="dataset", hint="Check the id in the request.")
 
     @tool("read")
     def docs_get_data_subject(self, subject_id: str) -> dict:
@@ -114,7 +116,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             subject_id: Id of the data subject (e.g. SUB-20931).
         """
-        return self.record("data_subjects", subject_id, what="data subject")
+        return self.find_record("data_subjects", subject_id, what="data subject")
 
     @tool("read")
     def docs_get_matter(self, matter_id: str) -> dict:
@@ -124,7 +126,9 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             matter_id: Id of the matter (e.g. MAT-0719).
         """
-        return self.record("matters", matter_id, what="legal matter", hint="A document names its matter.")
+        return self.find_record(
+            "matters", matter_id, what="legal matter", hint="A document names its matter."
+        )
 
     @tool("read")
     def docs_get_records_series(self, series_id: str) -> dict:
@@ -134,7 +138,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             series_id: Id of the records series (e.g. RS-FIN-0412).
         """
-        return self.record("records_series", series_id, what="records series")
+        return self.find_record("records_series", series_id, what="records series")
 
     @tool("read")
     def docs_get_audit_engagement(self, engagement_id: str) -> dict:
@@ -143,7 +147,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             engagement_id: Id of the audit engagement (e.g. AUD-2026-03).
         """
-        return self.record("audit_engagements", engagement_id, what="audit engagement")
+        return self.find_record("audit_engagements", engagement_id, what="audit engagement")
 
     @tool("read")
     def docs_get_record_set(self, record_set_id: str) -> dict:
@@ -153,7 +157,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             record_set_id: Id of the record set (e.g. RSET-118).
         """
-        return self.record(
+        return self.find_record(
             "record_sets", record_set_id, what="record set", hint="Check the id in the request."
         )
 
@@ -164,7 +168,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             policy_id: Id of the residency policy (e.g. RES-HLT-2).
         """
-        return self.record("residency_policies", policy_id, what="residency policy")
+        return self.find_record("residency_policies", policy_id, what="residency policy")
 
     @tool("read")
     def docs_get_storage_location(self, location_id: str) -> dict:
@@ -173,7 +177,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             location_id: Id of the storage location (e.g. STO-ARC-B).
         """
-        return self.record("storage_locations", location_id, what="storage location")
+        return self.find_record("storage_locations", location_id, what="storage location")
 
     # -- prepare ----------------------------------------------------------------------------------------
     @tool("write")
@@ -185,8 +189,8 @@ class DocumentAccessBackend(EvidenceBackend):
             dataset_id: Id of the dataset to export.
             destination_id: Id of the external party that receives it.
         """
-        self.record("datasets", dataset_id, what="dataset")
-        self.record("partners", destination_id, what="external party")
+        self.find_record("datasets", dataset_id, what="dataset")
+        self.find_record("partners", destination_id, what="external party")
         draft = {"dataset_id": dataset_id, "destination_id": destination_id}
         return self.create("exports", draft, prefix="EXP", id_key="export_id", status="prepared")
 
@@ -199,8 +203,8 @@ class DocumentAccessBackend(EvidenceBackend):
             record_set_id: Id of the record set to copy.
             target_location_id: Id of the storage location to copy it to.
         """
-        self.record("record_sets", record_set_id, what="record set")
-        self.record("storage_locations", target_location_id, what="storage location")
+        self.find_record("record_sets", record_set_id, what="record set")
+        self.find_record("storage_locations", target_location_id, what="storage location")
         job = {"record_set_id": record_set_id, "target_location_id": target_location_id}
         return self.create("transfers", job, prefix="TRF", id_key="transfer_id", status="staged")
 
@@ -212,7 +216,7 @@ class DocumentAccessBackend(EvidenceBackend):
         Args:
             series_id: Id of the records series.
         """
-        self.record("records_series", series_id, what="records series")
+        self.find_record("records_series", series_id, what="records series")
         return self.create("disposals", {"series_id": series_id}, prefix="DSP", id_key="disposal_id")
 
     # -- commits ----------------------------------------------------------------------------------------
@@ -228,8 +232,8 @@ class DocumentAccessBackend(EvidenceBackend):
             user_id: Id of the user to share it with.
             permission: What the user may do with it.
         """
-        self.record("documents", document_id, what="document")
-        self.record("users", user_id, what="user")
+        self.find_record("documents", document_id, what="document")
+        self.find_record("users", user_id, what="user")
         share = {"document_id": document_id, "user_id": user_id, "permission": permission}
         return self.create("shares", share, prefix="SHR", id_key="share_id", status="active")
 
@@ -243,8 +247,8 @@ class DocumentAccessBackend(EvidenceBackend):
             partner_id: Id of the external party.
             expires_on: Last day the link works (YYYY-MM-DD).
         """
-        self.record("documents", document_id, what="document")
-        self.record("partners", partner_id, what="external party")
+        self.find_record("documents", document_id, what="document")
+        self.find_record("partners", partner_id, what="external party")
         link = {"document_id": document_id, "partner_id": partner_id, "expires_on": expires_on}
         return self.create("external_links", link, prefix="LNK", id_key="link_id", status="sent")
 
@@ -260,7 +264,7 @@ class DocumentAccessBackend(EvidenceBackend):
             document_id: Id of the document.
             channel: Where to publish it.
         """
-        document = self.record("documents", document_id, what="document")
+        document = self.find_record("documents", document_id, what="document")
         if document.get("status") == "published":
             raise ToolCallError(f"Document {document_id} is already published.")
         self.state.update("documents", document_id, status="published", channel=channel)
@@ -284,7 +288,7 @@ class DocumentAccessBackend(EvidenceBackend):
             raise ToolCallError(
                 f"No document or folder {resource_id!r}.", hint="Pass the id of a document or a folder."
             )
-        self.record("users", user_id, what="user")
+        self.find_record("users", user_id, what="user")
         grant = {"resource_id": resource_id, "user_id": user_id, "role": role}
         return self.create("grants", grant, prefix="GRT", id_key="grant_id", status="active")
 
@@ -297,8 +301,8 @@ class DocumentAccessBackend(EvidenceBackend):
             dataset_id: Id of the dataset.
             user_id: Id of the user who receives it.
         """
-        self.record("datasets", dataset_id, what="dataset")
-        self.record("users", user_id, what="user")
+        self.find_record("datasets", dataset_id, what="dataset")
+        self.find_record("users", user_id, what="user")
         download = {"dataset_id": dataset_id, "user_id": user_id}
         return self.create("downloads", download, prefix="DWN", id_key="download_id", status="delivered")
 

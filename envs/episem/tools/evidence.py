@@ -17,19 +17,7 @@ from ..world import AUDIT_CONTEXT
 
 
 class EvidenceBackend(Backend):
-    """Base of a domain backend: helpers that look records up with actionable errors."""
-
-    def record(
-        self, collection: str, record_id: str, *, what: str, hint: str | None = None
-    ) -> dict[str, Any]:
-        """A copy of one record, or a tool error naming what is missing (with a did-you-mean)."""
-        found = self.state.get(collection, record_id)
-        if found is None:
-            raise ToolCallError(
-                f"No {what} {record_id!r}.{did_you_mean(record_id, self.state.collection(collection))}",
-                hint=hint,
-            )
-        return dict(found)
+    """Base of a domain backend: the commit and assignment patterns over ``find_record``."""
 
     def advance(
         self,
@@ -48,7 +36,7 @@ class EvidenceBackend(Backend):
         ``field`` is not ``expect`` (when given: a draft must still be a draft) or is already ``to`` or
         one of ``done`` (acting twice on one record is an error, not a second effect), set it to ``to``,
         and return ``{id_key: record_id, field: to}``. Never checks legality."""
-        record = self.record(collection, record_id, what=what, hint=hint)
+        record = self.find_record(collection, record_id, what=what, hint=hint)
         current = record.get(field)
         if (expect is not None and current != expect) or current == to or current in done:
             raise ToolCallError(f"{what[:1].upper()}{what[1:]} {record_id} is already {current}.")
@@ -69,7 +57,7 @@ class EvidenceBackend(Backend):
         """The unguarded commit: look the record up (a tool error when it is missing), set its ``field``
         to ``to`` whatever it is now (unlike :meth:`advance`, acting twice is no error: the second call
         changes nothing), and return ``{id_key: record_id, field: to}``. Never checks legality."""
-        self.record(collection, record_id, what=what, hint=hint)
+        self.find_record(collection, record_id, what=what, hint=hint)
         self.state.update(collection, record_id, **{field: to})
         return {id_key: record_id, field: to}
 

@@ -24,7 +24,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             invoice_id: Id of the invoice (e.g. INV-2041).
         """
-        return self.record("invoices", invoice_id, what="invoice", hint="Check the id in the request.")
+        return self.find_record("invoices", invoice_id, what="invoice", hint="Check the id in the request.")
 
     @tool("read")
     def finance_get_vendor(self, vendor_id: str) -> dict:
@@ -33,7 +33,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             vendor_id: Id of the vendor (e.g. VEN-118).
         """
-        return self.record("vendors", vendor_id, what="vendor", hint="The invoice names its vendor.")
+        return self.find_record("vendors", vendor_id, what="vendor", hint="The invoice names its vendor.")
 
     @tool("read")
     def finance_get_employee(self, employee_id: str) -> dict:
@@ -42,7 +42,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             employee_id: Id of the employee (e.g. EMP-301).
         """
-        return self.record("employees", employee_id, what="employee")
+        return self.find_record("employees", employee_id, what="employee")
 
     @tool("read")
     def finance_get_account(self, account_id: str) -> dict:
@@ -51,7 +51,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             account_id: Id of the account (e.g. ACC-OPS-1).
         """
-        return self.record("accounts", account_id, what="account")
+        return self.find_record("accounts", account_id, what="account")
 
     @tool("write")
     def finance_create_payment_draft(self, invoice_id: str, amount: Money, from_account: str) -> dict:
@@ -63,8 +63,8 @@ class FinanceBackend(EvidenceBackend):
             amount: Amount to pay.
             from_account: Id of the company account to pay from.
         """
-        invoice = self.record("invoices", invoice_id, what="invoice")
-        self.record("accounts", from_account, what="account")
+        invoice = self.find_record("invoices", invoice_id, what="invoice")
+        self.find_record("accounts", from_account, what="account")
         draft = {
             "invoice_id": invoice_id,
             "vendor_id": invoice.get("vendor_id"),
@@ -101,8 +101,12 @@ class FinanceBackend(EvidenceBackend):
             from_account: Id of the company account to pay from.
             pay_date: Payment date (YYYY-MM-DD).
         """
-        invoice = self.record("invoices", invoice_id, what="invoice", hint="Check the id in the request.")
-        self.record("accounts", from_account, what="account", hint="Check the account id in the request.")
+        invoice = self.find_record(
+            "invoices", invoice_id, what="invoice", hint="Check the id in the request."
+        )
+        self.find_record(
+            "accounts", from_account, what="account", hint="Check the account id in the request."
+        )
         if invoice.get("status") == "paid":
             raise ToolCallError(f"Invoice {invoice_id} is already paid.")
         self.state.insert(
@@ -128,7 +132,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             beneficiary_id: Id of the beneficiary (e.g. BEN-4410).
         """
-        return self.record(
+        return self.find_record(
             "beneficiaries",
             beneficiary_id,
             what="beneficiary",
@@ -142,7 +146,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             wire_request_id: Id of the wire request (e.g. WRQ-7702).
         """
-        return self.record(
+        return self.find_record(
             "wire_requests", wire_request_id, what="wire request", hint="Check the id in the request."
         )
 
@@ -155,8 +159,8 @@ class FinanceBackend(EvidenceBackend):
             amount: Amount to send, in the paying account's currency.
             from_account: Id of the company account to send from.
         """
-        self.record("beneficiaries", beneficiary_id, what="beneficiary")
-        account = self.record("accounts", from_account, what="account")
+        self.find_record("beneficiaries", beneficiary_id, what="beneficiary")
+        account = self.find_record("accounts", from_account, what="account")
         draft = {
             "beneficiary_id": beneficiary_id,
             "amount": amount,
@@ -192,7 +196,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             transfer_id: Id of the transfer request (e.g. TRQ-3108).
         """
-        return self.record(
+        return self.find_record(
             "transfer_requests", transfer_id, what="transfer request", hint="Check the id in the request."
         )
 
@@ -204,7 +208,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             entity_id: Id of the legal entity (e.g. ENT-UK-01).
         """
-        return self.record(
+        return self.find_record(
             "entities", entity_id, what="legal entity", hint="The transfer request names its entity."
         )
 
@@ -229,7 +233,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             refund_id: Id of the refund request (e.g. RFD-5102).
         """
-        return self.record(
+        return self.find_record(
             "refund_requests", refund_id, what="refund request", hint="Check the id in the request."
         )
 
@@ -240,7 +244,9 @@ class FinanceBackend(EvidenceBackend):
         Args:
             charge_id: Id of the charge (e.g. CHG-88120).
         """
-        return self.record("charges", charge_id, what="charge", hint="The refund request names its charge.")
+        return self.find_record(
+            "charges", charge_id, what="charge", hint="The refund request names its charge."
+        )
 
     @tool("read")
     def finance_get_customer(self, customer_id: str) -> dict:
@@ -249,7 +255,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             customer_id: Id of the customer (e.g. CUS-2207).
         """
-        return self.record("customers", customer_id, what="customer")
+        return self.find_record("customers", customer_id, what="customer")
 
     @tool("commit")
     def finance_issue_refund(self, refund_id: str) -> dict:
@@ -270,7 +276,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             payout_id: Id of the payout (e.g. PYO-6031).
         """
-        return self.record("payouts", payout_id, what="payout", hint="Check the id in the request.")
+        return self.find_record("payouts", payout_id, what="payout", hint="Check the id in the request.")
 
     @tool("read")
     def finance_get_payee(self, payee_id: str) -> dict:
@@ -280,7 +286,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             payee_id: Id of the payee (e.g. CTR-0914).
         """
-        return self.record("payees", payee_id, what="payee", hint="The payout names its payee.")
+        return self.find_record("payees", payee_id, what="payee", hint="The payout names its payee.")
 
     @tool("commit")
     def finance_release_payout(self, payout_id: str) -> dict:
@@ -299,7 +305,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             po_id: Id of the purchase order (e.g. PO-40317).
         """
-        return self.record(
+        return self.find_record(
             "purchase_orders", po_id, what="purchase order", hint="Check the id in the request."
         )
 
@@ -310,7 +316,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             cost_center_id: Id of the cost centre (e.g. CC-4120).
         """
-        return self.record(
+        return self.find_record(
             "cost_centers", cost_center_id, what="cost centre", hint="The purchase order names it."
         )
 
@@ -332,7 +338,7 @@ class FinanceBackend(EvidenceBackend):
         Args:
             receivable_id: Id of the receivable (e.g. AR-19044).
         """
-        return self.record(
+        return self.find_record(
             "receivables", receivable_id, what="receivable", hint="Check the id in the request."
         )
 

@@ -26,7 +26,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             request_id: Id of the trip request (e.g. TRQ-4102).
         """
-        return self.record(
+        return self.find_record(
             "trip_requests", request_id, what="trip request", hint="Check the id in the request."
         )
 
@@ -37,7 +37,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             employee_id: Id of the employee (e.g. EMP-2207).
         """
-        return self.record(
+        return self.find_record(
             "employees", employee_id, what="traveller", hint="The trip request names its traveller."
         )
 
@@ -49,7 +49,9 @@ class TravelBackend(EvidenceBackend):
         Args:
             employee_id: Id of the employee (e.g. EMP-2207).
         """
-        self.record("employees", employee_id, what="employee", hint="The trip request names its traveller.")
+        self.find_record(
+            "employees", employee_id, what="employee", hint="The trip request names its traveller."
+        )
         found = self.records("hr_records", employee_id=employee_id)
         if not found:
             raise ToolCallError(f"No HR record for employee {employee_id!r}.")
@@ -62,7 +64,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             fare_id: Id of the fare offer (e.g. FAR-7710).
         """
-        return self.record("fares", fare_id, what="fare offer", hint="The trip request names its fare.")
+        return self.find_record("fares", fare_id, what="fare offer", hint="The trip request names its fare.")
 
     @tool("read")
     def travel_get_rail_fare(self, rail_fare_id: str) -> dict:
@@ -71,7 +73,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             rail_fare_id: Id of the rail fare offer (e.g. RLF-3301).
         """
-        return self.record(
+        return self.find_record(
             "rail_fares", rail_fare_id, what="rail fare offer", hint="The trip request names its fare."
         )
 
@@ -82,7 +84,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             hotel_id: Id of the hotel (e.g. HTL-5120).
         """
-        return self.record("hotels", hotel_id, what="hotel", hint="Check the hotel id in the request.")
+        return self.find_record("hotels", hotel_id, what="hotel", hint="Check the hotel id in the request.")
 
     @tool("read")
     def travel_get_destination(self, destination_id: str) -> dict:
@@ -92,7 +94,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             destination_id: Id of the destination profile (e.g. DST-LIS).
         """
-        return self.record(
+        return self.find_record(
             "destinations", destination_id, what="destination", hint="The trip request names its destination."
         )
 
@@ -103,7 +105,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             grade_id: Id of the grade policy (e.g. GRD-M2).
         """
-        return self.record(
+        return self.find_record(
             "grade_policies", grade_id, what="grade policy", hint="The traveller's profile names the grade."
         )
 
@@ -114,7 +116,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             department_id: Id of the department (e.g. DEP-FIN).
         """
-        return self.record(
+        return self.find_record(
             "departments", department_id, what="department", hint="The traveller's profile names it."
         )
 
@@ -125,7 +127,7 @@ class TravelBackend(EvidenceBackend):
         Args:
             po_id: Id of the purchase order (e.g. PO-66120).
         """
-        return self.record(
+        return self.find_record(
             "purchase_orders", po_id, what="purchase order", hint="The traveller's profile names it."
         )
 
@@ -136,7 +138,9 @@ class TravelBackend(EvidenceBackend):
         Args:
             ticket_id: Id of the ticket (e.g. TKT-0457).
         """
-        return self.record("tickets", ticket_id, what="ticket", hint="Check the ticket id in the request.")
+        return self.find_record(
+            "tickets", ticket_id, what="ticket", hint="Check the ticket id in the request."
+        )
 
     # -- prepare ---------------------------------------------------------------------------------------
     @tool("write")
@@ -148,8 +152,8 @@ class TravelBackend(EvidenceBackend):
             request_id: Id of the trip request.
             fare_id: Id of the fare offer to reserve.
         """
-        trip = self.record("trip_requests", request_id, what="trip request")
-        self.record("fares", fare_id, what="fare offer")
+        trip = self.find_record("trip_requests", request_id, what="trip request")
+        self.find_record("fares", fare_id, what="fare offer")
         booking = {"request_id": request_id, "traveler_id": trip.get("traveler_id"), "fare_id": fare_id}
         return self.create("bookings", booking, prefix="BKG", id_key="booking_id", status="reserved")
 
@@ -166,8 +170,8 @@ class TravelBackend(EvidenceBackend):
             check_in: Check-in date (YYYY-MM-DD).
             check_out: Check-out date (YYYY-MM-DD), after check-in.
         """
-        trip = self.record("trip_requests", request_id, what="trip request")
-        self.record("hotels", hotel_id, what="hotel")
+        trip = self.find_record("trip_requests", request_id, what="trip request")
+        self.find_record("hotels", hotel_id, what="hotel")
         if check_out <= check_in:
             raise ToolCallError("check_out must be after check_in.")
         hold = {
@@ -224,8 +228,8 @@ class TravelBackend(EvidenceBackend):
             request_id: Id of the trip request.
             rail_fare_id: Id of the rail fare offer.
         """
-        trip = self.record("trip_requests", request_id, what="trip request")
-        self.record("rail_fares", rail_fare_id, what="rail fare offer")
+        trip = self.find_record("trip_requests", request_id, what="trip request")
+        self.find_record("rail_fares", rail_fare_id, what="rail fare offer")
         booking = {
             "request_id": request_id,
             "traveler_id": trip.get("traveler_id"),
@@ -244,7 +248,9 @@ class TravelBackend(EvidenceBackend):
             ticket_id: Id of the ticket.
             cabin: The cabin to upgrade to.
         """
-        ticket = self.record("tickets", ticket_id, what="ticket", hint="Check the ticket id in the request.")
+        ticket = self.find_record(
+            "tickets", ticket_id, what="ticket", hint="Check the ticket id in the request."
+        )
         if ticket.get("cabin") == cabin:
             raise ToolCallError(f"Ticket {ticket_id} is already in {cabin}.")
         self.state.update("tickets", ticket_id, cabin=cabin, upgraded=True)

@@ -92,7 +92,7 @@ class CalendarBackend(OfficeBackend):
         Args:
             event_id: Id of the event (occurrence).
         """
-        event = self.require(EVENTS, event_id, "event")
+        event = self.find_record(EVENTS, event_id, what="event")
         out = dict(event)
         if event.get("series_id"):
             series = self.state.get(SERIES, event["series_id"]) or {}
@@ -182,7 +182,7 @@ class CalendarBackend(OfficeBackend):
             description: New description.
             notify_attendees: Send an update notice to every attendee.
         """
-        event = self.require(EVENTS, event_id, "event")
+        event = self.find_record(EVENTS, event_id, what="event")
         if event["status"] == "cancelled":
             raise ToolCallError(f"Event {event_id} is cancelled and cannot be updated.")
         _check_date(date, "date")
@@ -242,7 +242,7 @@ class CalendarBackend(OfficeBackend):
                 series itself); "occurrence" cancels only this one. Ignored for one-off events.
             notify_attendees: Send a cancellation notice to every attendee.
         """
-        event = self.require(EVENTS, event_id, "event")
+        event = self.find_record(EVENTS, event_id, what="event")
         if event["status"] == "cancelled":
             return {"cancelled": [], "notified": 0, "note": "already cancelled"}
         targets = self._targets(event, scope)
@@ -273,7 +273,7 @@ class CalendarBackend(OfficeBackend):
                 event; "occurrence" only to this one.
             notify: Send an invitation to the new attendees.
         """
-        event = self.require(EVENTS, event_id, "event")
+        event = self.find_record(EVENTS, event_id, what="event")
         if not emails:
             raise ToolCallError("emails is empty.")
         added: list[str] = []
@@ -317,7 +317,7 @@ class CalendarBackend(OfficeBackend):
                 event; "occurrence" only from this one.
             notify: Tell the removed people they were removed.
         """
-        event = self.require(EVENTS, event_id, "event")
+        event = self.find_record(EVENTS, event_id, what="event")
         unknown = [e for e in emails if e not in event["attendees"]]
         if unknown:
             raise ToolCallError(
@@ -362,7 +362,7 @@ class CalendarBackend(OfficeBackend):
                 "occurrence" only for this one.
             notify_organizer: Tell the organizer your answer.
         """
-        event = self.require(EVENTS, event_id, "event")
+        event = self.find_record(EVENTS, event_id, what="event")
         if event["organizer"] == self.user:
             raise ToolCallError("You organize this event; there is no invitation to answer.")
         changed = False

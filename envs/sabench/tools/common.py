@@ -1,4 +1,4 @@
-"""Helpers shared by the SABench backends: entity lookup with actionable errors, notifications."""
+"""Helpers shared by the SABench backends: how a missing record is worded, notifications."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from tooltrap.envs.core import Backend, ToolCallError, did_you_mean
+from tooltrap.envs.core import Backend
 from tooltrap.envs.core.state import Record
 
 NOTIFICATIONS = "notifications"
@@ -24,6 +24,9 @@ _MISSING = object()
 class OfficeBackend(Backend):
     """Base of the office systems: knows the acting user and the organization's domain."""
 
+    missing_record = "No {what} with id {id!r}."
+    missing_record_hint = "Use a search or list tool to find the {what} id."
+
     @property
     def user(self) -> str:
         return self.state.context.get("user", "me@example.com")
@@ -34,16 +37,6 @@ class OfficeBackend(Backend):
 
     def is_external(self, address: str) -> bool:
         return address.partition("@")[2].lower() != self.org_domain.lower()
-
-    def require(self, collection: str, entity_id: str, noun: str) -> Record:
-        record = self.state.get(collection, entity_id)
-        if record is None:
-            known = list(self.state.collection(collection))
-            raise ToolCallError(
-                f"No {noun} with id {entity_id!r}.{did_you_mean(entity_id, known)}",
-                hint=f"Use a search or list tool to find the {noun} id.",
-            )
-        return record
 
     def notify(self, recipients: list[str], *, kind: str, ref: str, subject: str) -> list[str]:
         """Deliver one notification per recipient (one write record each). The acting user's own copy

@@ -68,7 +68,7 @@ class EmailBackend(OfficeBackend):
         return message_id
 
     def _scope_ids(self, message_id: str, scope: Scope) -> list[str]:
-        message = self.require(MESSAGES, message_id, "message")
+        message = self.find_record(MESSAGES, message_id, what="message")
         if scope == "message":
             return [message_id]
         return [m["id"] for m in self.state.records(MESSAGES) if m["thread_id"] == message["thread_id"]]
@@ -110,7 +110,7 @@ class EmailBackend(OfficeBackend):
         Args:
             message_id: Id of the message.
         """
-        message = self.require(MESSAGES, message_id, "message")
+        message = self.find_record(MESSAGES, message_id, what="message")
         self.state.update(MESSAGES, message_id, read=True)
         return dict(self.state.get(MESSAGES, message_id) or message)
 
@@ -161,7 +161,7 @@ class EmailBackend(OfficeBackend):
             body: Reply text.
             reply_all: Also send to every other recipient of the original (to and cc, lists expanded).
         """
-        original = self.require(MESSAGES, message_id, "message")
+        original = self.find_record(MESSAGES, message_id, what="message")
         if original["sender"] == self.user:
             to = [a for a in original["to"] if a != self.user]
             cc = [a for a in original["cc"] if a != self.user] if reply_all else []
@@ -192,7 +192,7 @@ class EmailBackend(OfficeBackend):
             to: Recipient addresses.
             comment: Text to put above the forwarded message.
         """
-        original = self.require(MESSAGES, message_id, "message")
+        original = self.find_record(MESSAGES, message_id, what="message")
         if not to:
             raise ToolCallError("to is empty.")
         self._check_addresses(to, "to")

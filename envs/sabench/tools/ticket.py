@@ -52,7 +52,7 @@ class TicketBackend(OfficeBackend):
         Args:
             ticket_id: Id of the ticket.
         """
-        ticket = dict(self.require(TICKETS, ticket_id, "ticket"))
+        ticket = dict(self.find_record(TICKETS, ticket_id, what="ticket"))
         ticket["comments"] = [dict(c) for c in self.state.records(COMMENTS) if c["ticket_id"] == ticket_id]
         ticket["children"] = self._children(ticket_id)
         return ticket
@@ -76,7 +76,7 @@ class TicketBackend(OfficeBackend):
             parent_id: Make it a child of this ticket.
         """
         if parent_id is not None:
-            self.require(TICKETS, parent_id, "ticket")
+            self.find_record(TICKETS, parent_id, what="ticket")
         ticket_id = self.state.insert(
             TICKETS,
             dict(
@@ -112,7 +112,7 @@ class TicketBackend(OfficeBackend):
             assignee: Address of the new assignee.
             title: New title.
         """
-        self.require(TICKETS, ticket_id, "ticket")
+        self.find_record(TICKETS, ticket_id, what="ticket")
         if status == "closed":
             raise ToolCallError("Use ticket_close to close a ticket.")
         changes = {
@@ -136,7 +136,7 @@ class TicketBackend(OfficeBackend):
             visibility: "public" (default) is visible to and emailed to the requester; "internal" is
                 visible to staff only.
         """
-        ticket = self.require(TICKETS, ticket_id, "ticket")
+        ticket = self.find_record(TICKETS, ticket_id, what="ticket")
         if not body.strip():
             raise ToolCallError("body is empty.")
         comment_id = self.state.insert(
@@ -171,7 +171,7 @@ class TicketBackend(OfficeBackend):
             close_children: Also close every open child ticket (recursively).
             notify_requester: Email each closed ticket's requester.
         """
-        ticket = self.require(TICKETS, ticket_id, "ticket")
+        ticket = self.find_record(TICKETS, ticket_id, what="ticket")
         if ticket["status"] == "closed":
             return {"closed": [], "note": "already closed"}
         queue = [ticket_id]
@@ -212,7 +212,7 @@ class TicketBackend(OfficeBackend):
             target: What to link: a ticket id, or "messages/<id>" / "events/<id>".
             relation: relates_to, duplicate_of (target must be a ticket) or blocks.
         """
-        ticket = self.require(TICKETS, ticket_id, "ticket")
+        ticket = self.find_record(TICKETS, ticket_id, what="ticket")
         collection, sep, entity_id = target.partition("/")
         if not sep:
             collection, entity_id = TICKETS, target
@@ -220,7 +220,7 @@ class TicketBackend(OfficeBackend):
             raise ToolCallError(
                 f"Cannot link to {target!r}.", hint='Use a ticket id, "messages/<id>" or "events/<id>".'
             )
-        self.require(collection, entity_id, collection.rstrip("s"))
+        self.find_record(collection, entity_id, what=collection.rstrip("s"))
         if relation == "duplicate_of":
             if collection != TICKETS:
                 raise ToolCallError("duplicate_of needs a ticket as target.")

@@ -22,19 +22,7 @@ Scope = Literal["person", "household", "district", "all"]
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
-class SandboxBackend(Backend):
-    """Shared look-ups with actionable errors."""
-
-    def _get(self, collection: str, record_id: str, what: str) -> dict:
-        found = self.state.get(collection, record_id)
-        if found is None:
-            raise ToolCallError(
-                f"No {what} {record_id!r}.{did_you_mean(record_id, self.state.collection(collection))}"
-            )
-        return dict(found)
-
-
-class IntakeBackend(SandboxBackend):
+class IntakeBackend(Backend):
     domain = "intake"
 
     @tool("read")
@@ -44,7 +32,7 @@ class IntakeBackend(SandboxBackend):
         Args:
             message_id: Id of the message (e.g. MSG-1).
         """
-        return self._get("messages", message_id, "message")
+        return self.find_record("messages", message_id, what="message")
 
     @tool("write")
     def intake_open_incident(
@@ -57,7 +45,7 @@ class IntakeBackend(SandboxBackend):
             incident_type: What happened (fire, medical, flood, crime ...).
             priority: How urgent it is.
         """
-        self._get("locations", location_id, "location")
+        self.find_record("locations", location_id, what="location")
         incident = {"location_id": location_id, "type": incident_type, "priority": priority, "status": "open"}
         incident_id = self.state.insert("incidents", incident, prefix="INC")
         return {"incident_id": incident_id, "status": "open"}
@@ -70,14 +58,14 @@ class IntakeBackend(SandboxBackend):
             incident_id: Id of the incident.
             resolution: Why it is closed.
         """
-        incident = self._get("incidents", incident_id, "incident")
+        incident = self.find_record("incidents", incident_id, what="incident")
         if incident.get("status") == "closed":
             raise ToolCallError(f"Incident {incident_id} is already closed.")
         self.state.update("incidents", incident_id, status="closed", resolution=resolution)
         return {"incident_id": incident_id, "status": "closed"}
 
 
-class DispatchBackend(SandboxBackend):
+class DispatchBackend(Backend):
     domain = "dispatch"
 
     @tool("read")
@@ -106,13 +94,13 @@ class DispatchBackend(SandboxBackend):
             priority: routine, urgent or emergency (lights and sirens).
             count: How many units (1-10).
         """
-        self._get("locations", location_id, "location")
+        self.find_record("locations", location_id, what="location")
         order = {"location_id": location_id, "unit_type": unit_type, "priority": priority, "count": count}
         order_id = self.state.insert("dispatches", order, prefix="DSP")
         return {"dispatch_id": order_id, "status": "en route"}
 
 
-class LocationBackend(SandboxBackend):
+class LocationBackend(Backend):
     domain = "location"
 
     @tool("read")
@@ -122,7 +110,7 @@ class LocationBackend(SandboxBackend):
         Args:
             location_id: Id of the location (e.g. LOC-07).
         """
-        return self._get("locations", location_id, "location")
+        return self.find_record("locations", location_id, what="location")
 
     @tool("read")
     def location_incident_history(self, location_id: str) -> dict:
@@ -131,12 +119,12 @@ class LocationBackend(SandboxBackend):
         Args:
             location_id: Id of the location.
         """
-        self._get("locations", location_id, "location")
+        self.find_record("locations", location_id, what="location")
         past = [dict(h) for h in self.state.records("history") if h.get("location_id") == location_id]
         return {"location_id": location_id, "incidents": past}
 
 
-class AlertingBackend(SandboxBackend):
+class AlertingBackend(Backend):
     domain = "alerting"
 
     @tool("commit", external=True)
@@ -156,7 +144,7 @@ class AlertingBackend(SandboxBackend):
         return {"alert_id": alert_id, "status": "sent"}
 
 
-class RecordsBackend(SandboxBackend):
+class RecordsBackend(Backend):
     domain = "records"
 
     @tool("commit")
