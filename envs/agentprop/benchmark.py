@@ -265,7 +265,6 @@ class AgentProp(Benchmark):
     variant_model = InjectionVariant
     cluster_by = "domain"
     max_steps = 8
-    report = "tooltrap.wrappers.eval.agentprop.report:REPORT"
 
     def episode_hooks(self, task: AgentPropTask, variant: InjectionVariant) -> Sequence[Hook]:  # type: ignore[override]
         injection = (FirstCallInjection(variant.injection),) if variant.injection != "none" else ()

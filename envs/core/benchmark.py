@@ -31,8 +31,8 @@ class Benchmark:
 
     Adding a benchmark never changes the engine: backends declare tools, the task model declares the
     data, the variant model declares how one task can be played, ``judge`` is the oracle and
-    ``reward_config_cls`` turns its verdict into a scalar. ``metrics`` (or a ``report`` entry point)
-    tells ``tooltrap eval`` / ``tooltrap report`` what to compute.
+    ``reward_config_cls`` turns its verdict into a scalar. ``metrics`` (or a report its evaluation
+    package registers) tells ``tooltrap eval`` / ``tooltrap report`` what to compute.
     """
 
     name: ClassVar[str] = ""
@@ -47,16 +47,10 @@ class Benchmark:
     #: the caller never names them, so a reader of the call alone does not see them
     side_effect_collections: ClassVar[frozenset[str]] = frozenset()
     #: metric -> (outcome, denominator or None): rates over the verdict's boolean fields, for the
-    #: generic summary and report (a benchmark with its own ``report`` may leave this empty)
+    #: generic summary and report (a benchmark that registers its own report may leave this empty)
     metrics: ClassVar[dict[str, tuple[str, str | None]]] = {}
     #: the verdict field episodes are clustered by in bootstrap intervals
     cluster_by: ClassVar[str] = "template_id"
-    #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.BenchmarkReport``
-    #: subclass instance); None: the generic rate report over ``metrics``
-    report: ClassVar[str | None] = None
-    #: evaluation protocols that choose their grid points adaptively (``tooltrap eval --protocol NAME``):
-    #: name -> ``"module:attribute"`` of a planner class (``planner(seed=...).next_round(tasks, ledger)``)
-    protocols: ClassVar[dict[str, str]] = {}
     max_steps: ClassVar[int] = 16
     #: whether a successful ``commit`` call ends the episode (its disposition is then ``"commit"``):
     #: a consequential action is the agent's decision, nothing after it can undo it
