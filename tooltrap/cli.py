@@ -99,7 +99,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         records = evaluate(args.env_id, agent, args.out, variants=variants, **common)
     if not records:
         raise SystemExit("error: no episodes were run")
-    benchmark = records[0]["benchmark"]
+    report = benchmark_report(records[0]["benchmark"], args.env_id)
     summary = read_summary(args.out)  # evaluate() wrote it
     model_level = [r for r in records if not r.get("system_outcome")]
     system = system_outcome_counts(records)
@@ -114,8 +114,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         + f", mean reward {mean_reward:.3f}",
         {k: v for k, v in summary.items() if k != "system_outcomes"},
-        benchmark_report(benchmark).cluster_label,
-        benchmark_report(benchmark).plain_metrics,
+        report.cluster_label,
+        report.plain_metrics,
     )
     if not model_level:
         print(

@@ -77,9 +77,6 @@ __all__ = [
     "select_task_ids",
 ]
 
-#: the default number of bootstrap resamples of summary.json (``tooltrap eval --resamples``)
-SUMMARY_RESAMPLES = 10_000
-
 
 class ProtocolPlanner(Protocol):
     """An adaptive evaluation protocol (a benchmark's ``protocols``: name -> planner class, built with
@@ -217,7 +214,12 @@ def _run_grid(
 
 
 def _write_summary(
-    out_dir: str | Path, benchmark: str, env_id: str, records: list[dict[str, Any]], resamples: int, seed: int
+    out_dir: str | Path,
+    benchmark: str,
+    env_id: str,
+    records: list[dict[str, Any]],
+    resamples: int | None,
+    seed: int,
 ) -> None:
     """summary.json of the records an evaluation returns (none written when it ran no episode)."""
     from tooltrap import benchmark_report
@@ -245,12 +247,13 @@ def evaluate(
     pairs: Sequence[tuple[str, Point]] | None = None,
     known_records: list[dict[str, Any]] | None = None,
     harness: str = "native",
-    resamples: int = SUMMARY_RESAMPLES,
+    resamples: int | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id`` over the selected tasks x ``variants`` (grid points; default:
     the default variant), or over explicit ``pairs`` of (task id, grid point); append to
     ``out_dir/episodes.jsonl``; write ``out_dir/summary.json`` (the benchmark's headline metrics over
-    the returned records, ``resamples`` bootstrap resamples seeded with ``seed``); return the records
+    the returned records with ``resamples`` bootstrap resamples seeded with ``seed``; None: the
+    benchmark report's default, ``tooltrap eval`` passes ``--resamples``, 10,000); return the records
     of this grid.
 
     Everything is validated (env id and kwargs, defense, task selection, grid points) before anything
@@ -297,7 +300,7 @@ def evaluate_protocol(
     progress: bool = False,
     log: Callable[[str], None] | None = None,
     harness: str = "native",
-    resamples: int = SUMMARY_RESAMPLES,
+    resamples: int | None = None,
 ) -> list[dict[str, Any]]:
     """Run a benchmark's adaptive protocol (its ``protocols``: name -> :class:`ProtocolPlanner` class):
     round by round, its planner picks the next (task, grid point) pairs from the ledger so far, and

@@ -438,14 +438,16 @@ def summary_of(
     report: BenchmarkReport,
     records: Sequence[dict[str, Any]],
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int | None = None,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
-    """A run's ``summary.json``: each headline metric's interval, then the system-level outcomes
-    (how many, by kind)."""
+    """A run's ``summary.json``: each headline metric's interval (``n_resamples`` bootstrap resamples;
+    None: the report's own default), then the system-level outcomes (how many, by kind)."""
+    options: dict[str, int] = (
+        {"seed": seed} if n_resamples is None else {"seed": seed, "n_resamples": n_resamples}
+    )
     summary: dict[str, Any] = {
-        name: iv.to_dict()
-        for name, iv in report.summarize(records, n_resamples=n_resamples, seed=seed).items()
+        name: iv.to_dict() for name, iv in report.summarize(records, **options).items()
     }
     system = system_outcome_counts(records)
     summary["system_outcomes"] = {"n": sum(system.values()), "by_kind": system}
