@@ -14,10 +14,10 @@ asked and nothing more.
 
 from __future__ import annotations
 
-from ._registration import ENV_IDS, check_env_id, env_spec, register_envs
+from ._registration import ENV_IDS, benchmark_report, check_env_id, env_spec, register_envs
 
 __version__ = "0.1.0"
 
 register_envs()
 
-__all__ = ["ENV_IDS", "__version__", "check_env_id", "env_spec", "register_envs"]
+__all__ = ["ENV_IDS", "__version__", "benchmark_report", "check_env_id", "env_spec", "register_envs"]

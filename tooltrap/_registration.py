@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import gymnasium as gym
+
+if TYPE_CHECKING:
+    from tooltrap.wrappers.eval.report import BenchmarkReport
 
 _SABENCH = "tooltrap.envs.sabench.benchmark:SABenchEnv"
 _EPISEM = "tooltrap.envs.episem.benchmark:EpiSEMEnv"
@@ -33,6 +38,15 @@ ENV_IDS: dict[str, tuple[str, dict[str, object]]] = {
     "AgentProp-Medical-v0": (_AGENTPROP, {"domain": "medical"}),
     "AgentProp-Knowledge-v0": (_AGENTPROP, {"domain": "knowledge"}),
     "AgentProp-Retail-v0": (_AGENTPROP, {"domain": "retail"}),
+}
+
+#: benchmark name -> the module of its evaluation package that registers its report object (imported
+#: on first use: a run folder names its benchmark, and only that benchmark's report is loaded)
+REPORT_MODULES: dict[str, str] = {
+    "sabench": "tooltrap.wrappers.eval.sabench.report",
+    "episem": "tooltrap.wrappers.eval.episem.report",
+    "sentry": "tooltrap.wrappers.eval.sentry.report",
+    "agentprop": "tooltrap.wrappers.eval.agentprop.report",
 }
 
 
@@ -80,3 +94,19 @@ def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
     if isinstance(spec.entry_point, str):
         importlib.import_module(spec.entry_point.partition(":")[0])
     return spec
+
+
+def benchmark_report(benchmark: str, env_id: str | None = None) -> BenchmarkReport:
+    """The report of the benchmark named ``benchmark`` (as a run's records and run.json name it): a
+    built-in benchmark's evaluation package is imported (it registers its report); a user's benchmark
+    is imported through ``env_id``'s entry point (its module registers its report, if it has one)."""
+    import importlib
+
+    from tooltrap.envs.core import BENCHMARKS
+    from tooltrap.wrappers.eval.report import report_for
+
+    if benchmark in REPORT_MODULES:
+        importlib.import_module(REPORT_MODULES[benchmark])
+    elif benchmark not in BENCHMARKS and env_id:
+        env_spec(env_id)  # imports the env's modules, which define (and register) the benchmark
+    return report_for(benchmark)

@@ -8,17 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SUMMARY = "summary.json"
-
-
-def _summary(
-    benchmark: Any, records: list[dict[str, Any]], resamples: int, seed: int
-) -> dict[str, dict[str, float | int]]:
-    from tooltrap.wrappers.eval.report import report_for
-
-    summary = report_for(benchmark).summarize(records, n_resamples=resamples, seed=seed)
-    return {name: iv.to_dict() for name, iv in summary.items()}
-
 
 def _print_table(
     title: str, summary: dict[str, dict[str, float | int]], cluster: str, plain: tuple[str, ...] = ()
@@ -75,9 +64,11 @@ def parse_variant_grid(pairs: list[str] | None, grid_file: str | None) -> list[d
 
 def cmd_eval(args: argparse.Namespace) -> int:
     import tooltrap  # noqa: F401  (registers env ids)
+    from tooltrap import benchmark_report
     from tooltrap.agents import make_agent
     from tooltrap.evaluate import evaluate
-    from tooltrap.wrappers.eval.report import report_for, system_outcome_counts
+    from tooltrap.wrappers.eval.report import system_outcome_counts
+    from tooltrap.wrappers.eval.run import read_summary
 
     agent_kwargs: dict[str, Any] = {"seed": args.seed} if args.agent == "random" else {}
     if args.agent.startswith("openai:") and args.base_url:
@@ -95,6 +86,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "progress": not args.quiet,
         "log": log,
         "harness": args.harness,
+        "resamples": args.resamples,
     }
     if args.protocol:
         from tooltrap.evaluate import evaluate_protocol
@@ -107,12 +99,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         records = evaluate(args.env_id, agent, args.out, variants=variants, **common)
     if not records:
         raise SystemExit("error: no episodes were run")
-    benchmark = records[0]["benchmark"]
-    summary: dict[str, Any] = _summary(benchmark, records, args.resamples, args.seed)
+    report = benchmark_report(records[0]["benchmark"], args.env_id)
+    summary = read_summary(args.out)  # evaluate() wrote it
     model_level = [r for r in records if not r.get("system_outcome")]
     system = system_outcome_counts(records)
-    summary["system_outcomes"] = {"n": len(records) - len(model_level), "by_kind": system}
-    (Path(args.out) / SUMMARY).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     mean_reward = sum(r["reward"] for r in model_level) / len(model_level) if model_level else float("nan")
     reasons = ", ".join(f"{k} {n}" for k, n in system.items())
     _print_table(
@@ -124,8 +114,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         + f", mean reward {mean_reward:.3f}",
         {k: v for k, v in summary.items() if k != "system_outcomes"},
-        report_for(benchmark).cluster_label,
-        report_for(benchmark).plain_metrics,
+        report.cluster_label,
+        report.plain_metrics,
     )
     if not model_level:
         print(
@@ -140,26 +130,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def parse_env_args(
     pairs: list[str] | None, *, flag: str = "--env-arg", repeat: bool = False
 ) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs to a dict; values are JSON when they parse (numbers, booleans, lists), else
-    strings. With ``repeat``, every key maps to the list of its values in order."""
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"error: {flag} takes KEY=VALUE, got {pair!r}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        if repeat:
-            out.setdefault(key, []).append(value)
-        else:
-            out[key] = value
-    return out
+    """``KEY=VALUE`` pairs to a dict (:func:`tooltrap.envs.core.parse_key_values`); a malformed pair
+    ends the command with a message naming ``flag``, as argparse would."""
+    from tooltrap.envs.core import EnvUsageError, parse_key_values
+
+    try:
+        return parse_key_values(pairs, flag=flag, repeat=repeat)
+    except EnvUsageError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tooltrap.wrappers.eval.report import load_records, report_for, run_benchmark
+    from tooltrap import benchmark_report
+    from tooltrap.wrappers.eval.report import load_records, run_benchmark
 
     names = args.names.split(",") if args.names else None
     if names and len(names) != len(args.dirs):
@@ -180,8 +163,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
         return 2
     name, env_id = next(iter(found))
-    benchmark_report = report_for(name, env_id)
-    report = benchmark_report.build(runs, n_resamples=args.resamples, seed=args.seed)
+    report_of_benchmark = benchmark_report(name, env_id)
+    report = report_of_benchmark.build(runs, n_resamples=args.resamples, seed=args.seed)
     figures = not args.no_figures
     if figures:
         try:
@@ -192,8 +175,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             figures = False
-    written = benchmark_report.write(report, args.out, figures=figures)
-    benchmark_report.print_terminal(report)
+    written = report_of_benchmark.write(report, args.out, figures=figures)
+    report_of_benchmark.print_terminal(report)
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
 

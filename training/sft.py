@@ -51,7 +51,7 @@ class EnvArguments:
     def env_kwargs(self, env_id: str | None = None) -> dict[str, Any]:
         """The env kwargs: ``split`` / ``toolset`` / ``state_format`` for the envs whose constructor takes
         them (SABench's), ``tasks_file``, and every ``--env_arg``."""
-        from tooltrap.cli import parse_env_args
+        from tooltrap.envs.core import parse_key_values
 
         from .environment import env_parameters
 
@@ -67,7 +67,7 @@ class EnvArguments:
         }
         if self.tasks_file:
             kwargs["tasks_file"] = self.tasks_file
-        kwargs.update(parse_env_args(self.env_arg))
+        kwargs.update(parse_key_values(self.env_arg))
         return kwargs
 
 

@@ -123,7 +123,6 @@ class AgentProp(Benchmark[AgentPropTask, AgentPropVerdict, InjectionVariant]):
     variant_model = InjectionVariant
     cluster_by = "domain"
     max_steps = 8
-    report = "tooltrap.wrappers.eval.agentprop.report:REPORT"
 
     def judge(self, task: AgentPropTask, trace: Trace) -> AgentPropVerdict:
         return judge_episode(self, task, trace)

@@ -54,6 +54,7 @@ from .tasks import (
     parse_tasks,
     record_matches,
     register_condition,
+    select_task_ids,
 )
 from .tools import (
     DISPOSITIONS,
@@ -66,7 +67,7 @@ from .tools import (
     without_constraints,
 )
 from .trace import CallRecord, StepRecord, Trace, WriteRecord
-from .variants import Variant, parse_variant, variant_key
+from .variants import Variant, parse_key_values, parse_variant, variant_key
 
 __all__ = [
     "BENCHMARKS",
@@ -141,11 +142,13 @@ __all__ = [
     "load_tasks",
     "mutating_calls",
     "parse_google_docstring",
+    "parse_key_values",
     "parse_tasks",
     "parse_variant",
     "record_matches",
     "register_condition",
     "replay",
+    "select_task_ids",
     "tool",
     "variant_key",
     "without_constraints",

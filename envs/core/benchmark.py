@@ -51,8 +51,8 @@ class Benchmark(Generic[TaskT, VerdictT, VariantT]):
     :meth:`episode_hooks` (its own per-episode hooks: an observation mask, an injection);
     :meth:`write_record` (how a change is described); :meth:`check_task` (its task data's checks);
     ``collection_domains`` and ``side_effect_collections``; the caps ``max_steps``,
-    ``max_consecutive_errors`` and ``max_calls_per_step``; ``metrics``, ``cluster_by`` (or a
-    ``report``) for ``tooltrap eval`` / ``tooltrap report``.
+    ``max_consecutive_errors`` and ``max_calls_per_step``; ``metrics`` and ``cluster_by`` for
+    ``tooltrap eval`` / ``tooltrap report`` (or a report its evaluation package registers).
 
     And it may opt in to a capability of :mod:`tooltrap.envs.core.capabilities` by defining its member:
     scripted follow-up turns (``follow_up``), commits that end the episode (``commit_ends_episode``), a
@@ -73,16 +73,10 @@ class Benchmark(Generic[TaskT, VerdictT, VariantT]):
     #: the caller never names them, so a reader of the call alone does not see them
     side_effect_collections: ClassVar[frozenset[str]] = frozenset()
     #: metric -> (outcome, denominator or None): rates over the verdict's boolean fields, for the
-    #: generic summary and report (a benchmark with its own ``report`` may leave this empty)
+    #: generic summary and report (a benchmark that registers its own report may leave this empty)
     metrics: ClassVar[dict[str, tuple[str, str | None]]] = {}
     #: the verdict field episodes are clustered by in bootstrap intervals
     cluster_by: ClassVar[str] = "template_id"
-    #: ``"module:attribute"`` of the benchmark's report (a ``tooltrap.wrappers.eval.report.BenchmarkReport``
-    #: subclass instance); None: the generic rate report over ``metrics``
-    report: ClassVar[str | None] = None
-    #: evaluation protocols that choose their grid points adaptively (``tooltrap eval --protocol NAME``):
-    #: name -> ``"module:attribute"`` of a planner class (``planner(seed=...).next_round(tasks, ledger)``)
-    protocols: ClassVar[dict[str, str]] = {}
     max_steps: ClassVar[int] = 16
     max_consecutive_errors: ClassVar[int] = 5
     max_calls_per_step: ClassVar[int] = 8

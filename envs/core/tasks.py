@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import TaskValidationError, UnknownTaskError, did_you_mean
+from .errors import EnvUsageError, TaskValidationError, UnknownNameError, UnknownTaskError, did_you_mean
 from .state import Record, State
 
 
@@ -450,3 +451,38 @@ class TaskSet(Sequence[TaskT]):
                 raise UnknownTaskError("label", key, known_keys)
             chosen = [t for t in chosen if t.label_dict().get(key) in accepted]
         return TaskSet(chosen)
+
+
+def select_task_ids(tasks: Iterable[Task], spec: str | None) -> list[str]:
+    """Task ids matching ``spec``: comma-separated globs on task or template id, or ``label=value``
+    (``tooltrap eval --tasks``, training datasets); in the tasks' order."""
+    tasks = list(tasks)
+    if not spec:
+        return [t.id for t in tasks]
+    chosen: list[str] = []
+    labels: dict[str, set[str]] = {}
+    for t in tasks:
+        for key, value in t.label_dict().items():
+            labels.setdefault(key, set()).add(str(value).lower())
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if "=" in part:
+            key, value = part.split("=", 1)
+            if key not in labels:
+                raise UnknownNameError("task label", key, labels)
+            if value.lower() not in labels[key]:
+                raise UnknownNameError(f"value of {key}", value, sorted(labels[key]))
+            hits = [t.id for t in tasks if str(t.label_dict().get(key)).lower() == value.lower()]
+        else:
+            hits = [
+                t.id for t in tasks if fnmatch.fnmatch(t.id, part) or fnmatch.fnmatch(t.template_id, part)
+            ]
+            if not hits:
+                names = sorted({t.template_id for t in tasks} | {t.id for t in tasks})
+                raise UnknownNameError("task or template", part, names)
+        chosen.extend(h for h in hits if h not in chosen)
+    if not chosen:
+        raise EnvUsageError(f"--tasks {spec!r} matched no task.")
+    order = {t.id: i for i, t in enumerate(tasks)}
+    return sorted(chosen, key=order.__getitem__)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import UnknownOptionError, VariantError, did_you_mean
+from .errors import EnvUsageError, UnknownOptionError, VariantError, did_you_mean
 
 
 class Variant(BaseModel):
@@ -89,3 +89,25 @@ def parse_variant(
                     str(given), [str(a) for a in allowed]
                 )
         raise VariantError(message, key=key) from None
+
+
+def parse_key_values(
+    pairs: Sequence[str] | None, *, flag: str = "--env-arg", repeat: bool = False
+) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs (env kwargs, variant values, agent options) to a dict; values are JSON when
+    they parse (numbers, booleans, lists), else strings. With ``repeat``, every key maps to the list
+    of its values in order. A pair without ``=`` raises :class:`EnvUsageError` naming ``flag``."""
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise EnvUsageError(f"{flag} takes KEY=VALUE, got {pair!r}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        if repeat:
+            out.setdefault(key, []).append(value)
+        else:
+            out[key] = value
+    return out

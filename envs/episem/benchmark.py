@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import field_validator
 
@@ -41,6 +41,7 @@ from .authoring.family import FamilySpec, compile_family, family_files, load_fam
 from .judge import EpiSEMVerdict
 from .judge import judge as judge_episode
 from .reward import EpiSEMReward
+from .search import PROTOCOLS, SBMSearch
 from .task import EpiSEMTask, Exposure
 from .tools import DOMAINS, domain_backends
 from .tools.evidence import AUDIT_TOOL, AuditBackend, DecisionBackend
@@ -128,8 +129,8 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
     variant_model = EvidenceVariant
     cluster_by = "family_id"
     max_steps = 12
-    report = "tooltrap.wrappers.eval.episem.report:REPORT"
-    protocols = {"sbm": "tooltrap.envs.episem.search:SBMSearch"}
+    #: adaptive evaluation protocols (``tooltrap eval --protocol NAME``): name -> planner class
+    protocols: ClassVar[dict[str, type[SBMSearch]]] = PROTOCOLS
 
     def __init__(self, backends: Sequence[type[Backend]] | None = None) -> None:
         super().__init__()

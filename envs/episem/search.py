@@ -111,5 +111,5 @@ class SBMSearch:
         return [(t.id, p) for t in tasks for p in self.task_round(t, ledger)]
 
 
-#: protocol name -> planner factory (``Benchmark.protocols``)
-PROTOCOLS = {"sbm": SBMSearch}
+#: protocol name -> planner class (``EpiSEM.protocols``, ``tooltrap eval --protocol NAME``)
+PROTOCOLS: dict[str, type[SBMSearch]] = {"sbm": SBMSearch}

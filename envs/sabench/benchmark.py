@@ -70,7 +70,6 @@ class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
         "comments": "ticket",
     }
     side_effect_collections = frozenset({NOTIFICATIONS})
-    report = "tooltrap.wrappers.eval.sabench.report:REPORT"
     max_steps = 16
     shorter_prompt_hint = (
         "Pass state_format='tools_only' (the state is not serialized; the agent reads it with the tools) "

@@ -74,7 +74,6 @@ class Sentry(Benchmark[SentryScenario, SentryVerdict, AttackVariant]):
     variant_model = AttackVariant
     cluster_by = "template_id"
     max_steps = 14
-    report = "tooltrap.wrappers.eval.sentry.report:REPORT"
     collection_domains = {
         "messages": "intake",
         "incidents": "intake",

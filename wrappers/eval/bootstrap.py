@@ -108,8 +108,12 @@ def ratio_intervals(
     Returns:
         M intervals (nan where a denominator is empty). Resamples whose denominator is 0 are dropped.
     """
-    num = np.asarray(num, dtype=np.float64).reshape(num.shape[0], -1)
-    den = np.asarray(den, dtype=np.float64).reshape(den.shape[0], -1)
+    # a (K,) column is one rate; reshape(K, -1) cannot infer M when there is no cluster (K = 0: a run
+    # whose every episode ended at the provider), so only a 1-d input is reshaped
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    num = num[:, None] if num.ndim == 1 else num
+    den = den[:, None] if den.ndim == 1 else den
     b_num = counts @ num
     b_den = counts @ den
     with np.errstate(invalid="ignore", divide="ignore"):

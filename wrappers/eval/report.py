@@ -1,18 +1,18 @@
 """Reports for any benchmark: load run folders, find the benchmark's report, summarize and write.
 
-A benchmark names its report in ``Benchmark.report`` (``"module:attribute"`` of a
-:class:`BenchmarkReport`); without one, :class:`RateReport` computes the rates the benchmark declares
-in ``Benchmark.metrics`` (an outcome and a denominator over the verdict's boolean fields) with
+A benchmark's evaluation package registers its report object (:func:`register_report`, keyed by the
+benchmark class or its name); without one, :class:`RateReport` computes the rates the benchmark
+declares in ``Benchmark.metrics`` (an outcome and a denominator over the verdict's boolean fields) with
 cluster-bootstrap intervals (clusters: ``Benchmark.cluster_by``), overall and per variant.
-``tooltrap eval`` prints :meth:`BenchmarkReport.summarize`; ``tooltrap report DIR ...`` writes
-:meth:`BenchmarkReport.write`. Episodes ended by the provider (errors, content filters) are
-system-level outcomes: counted apart, never in a denominator.
+``tooltrap eval`` writes and prints :func:`summary_of` (:meth:`BenchmarkReport.summarize`);
+``tooltrap report DIR ...`` writes :meth:`BenchmarkReport.write`. Episodes ended by the provider
+(errors, content filters) are system-level outcomes: counted apart, never in a denominator. The run
+folders themselves are read through :mod:`.run`.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 import math
@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from .bootstrap import (
     ratio_intervals,
     resample_counts,
 )
+from .run import EPISODES, read_episodes, read_run_info, run_name
 
 
 class BenchmarkReport:
@@ -69,7 +70,19 @@ class BenchmarkReport:
         raise NotImplementedError
 
     def write(self, report: Any, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+        """Write :meth:`files` into ``out_dir`` (created), then :meth:`figures` when asked; the paths."""
+        paths = write_texts(out_dir, self.files(report))
+        if figures:
+            paths += self.figures(report, Path(out_dir))
+        return paths
+
+    def files(self, report: Any) -> dict[str, str]:
+        """The text files of a built report: file name -> content (see :func:`report_files`)."""
         raise NotImplementedError
+
+    def figures(self, report: Any, out_dir: Path) -> list[Path]:
+        """Write the report's figures into ``out_dir``; the paths (none by default)."""
+        return []
 
     def print_terminal(self, report: Any) -> None:
         raise NotImplementedError
@@ -119,6 +132,84 @@ def json_safe(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
 
 
+class MetricRow(TypedDict):
+    """One row of a report's table (metrics.csv, and the ``rates`` of report.json): a metric of a run
+    in a scope (overall, a breakdown, a level) and group, with its interval. Rows that are counts,
+    not intervals, leave ``ci_low`` / ``ci_high`` empty."""
+
+    run: str
+    scope: str
+    group: str
+    metric: str
+    value: float
+    ci_low: float | str
+    ci_high: float | str
+    n: int
+
+
+class IntervalLike(Protocol):
+    """A value with its interval and n (:class:`~.bootstrap.Interval`, a benchmark's own rate type)."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+def metric_row(run: str, scope: str, group: str, metric: str, interval: IntervalLike) -> MetricRow:
+    """The table row of one metric's interval."""
+    return {
+        "run": run,
+        "scope": scope,
+        "group": group,
+        "metric": metric,
+        "value": interval.value,
+        "ci_low": interval.ci_low,
+        "ci_high": interval.ci_high,
+        "n": interval.n,
+    }
+
+
+def report_files(
+    markdown_name: str,
+    markdown: str,
+    rows: Sequence[MetricRow],
+    document: Mapping[str, Any],
+    *,
+    allow_nan: bool = True,
+    **more: str,
+) -> dict[str, str]:
+    """The files every report writes, in this order: its Markdown (``markdown_name``), metrics.csv
+    (``rows``), report.json (``document``; with ``allow_nan=False`` a NaN left in it is an error) and
+    then ``more`` (file name -> text)."""
+    return {
+        markdown_name: markdown,
+        "metrics.csv": rates_csv(rows),
+        "report.json": json.dumps(document, indent=1, allow_nan=allow_nan) + "\n",
+        **more,
+    }
+
+
+def split_run_name(name: str) -> tuple[str, str]:
+    """(agent, defense) of a run's display name ``agent+defense`` (:func:`.run.run_name`); the defense is
+    ``none`` when the name has none."""
+    agent, _, defense = name.partition("+")
+    return agent, defense or "none"
+
+
+def pyplot() -> Any | None:
+    """matplotlib's pyplot on the file-only Agg backend, or None when matplotlib (the ``plot`` extra)
+    is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
 def write_texts(out_dir: str | Path, files: Mapping[str, str]) -> list[Path]:
     """Write each ``name -> text`` into ``out_dir`` (created); the paths written."""
     out = Path(out_dir)
@@ -161,7 +252,7 @@ class RateReport(BenchmarkReport):
     ):
         if not metrics:
             raise EnvUsageError(
-                f"Benchmark {name!r} declares no metrics (Benchmark.metrics) and no report (Benchmark.report)."
+                f"Benchmark {name!r} declares no metrics (Benchmark.metrics) and registers no report (register_report)."
             )
         self.name = name
         self.metrics = dict(metrics)
@@ -220,11 +311,9 @@ class RateReport(BenchmarkReport):
             out.append(run)
         return RateTables(self.name, list(self.metrics), out, n_resamples, seed, self.cluster_label)
 
-    def write(self, report: RateTables, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+    def files(self, report: RateTables) -> dict[str, str]:
         rows = [
-            {"run": run.name, "scope": s, "group": g, "metric": m, **iv.to_dict()}
-            for run in report.runs
-            for (s, g, m), iv in run.rates.items()
+            metric_row(run.name, s, g, m, iv) for run in report.runs for (s, g, m), iv in run.rates.items()
         ]
         document = {
             "benchmark": report.benchmark,
@@ -237,14 +326,7 @@ class RateReport(BenchmarkReport):
             ],
             "rates": [json_safe(row) for row in rows],
         }
-        return write_texts(
-            out_dir,
-            {
-                "report.md": self.markdown(report),
-                "metrics.csv": rates_csv(rows),
-                "report.json": json.dumps(document, indent=1) + "\n",
-            },
-        )
+        return report_files("report.md", self.markdown(report), rows, document)
 
     def markdown(self, report: RateTables) -> str:
         header = ["run", "n", *report.metrics]
@@ -321,60 +403,66 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 _REPORTS: dict[str, BenchmarkReport] = {}
 
 
-def benchmark_class(name: str, env_id: str | None = None) -> type[Benchmark]:
-    """The benchmark class named ``name``, importing ``env_id``'s env module when it is not loaded yet."""
-    if name not in BENCHMARKS and env_id:
-        from tooltrap import env_spec
-
-        env_spec(env_id)  # imports the env's modules, which define (and register) the benchmark
-    try:
-        return BENCHMARKS[name]
-    except KeyError:
-        raise UnknownNameError("benchmark", name, BENCHMARKS) from None
+def _benchmark_name(benchmark: str | type[Benchmark] | Benchmark) -> str:
+    if isinstance(benchmark, str):
+        return benchmark
+    return benchmark.name if isinstance(benchmark, type) else type(benchmark).name
 
 
-def report_for(benchmark: str | type[Benchmark] | Benchmark, env_id: str | None = None) -> BenchmarkReport:
-    """The report of a benchmark (by name, class or instance): its ``Benchmark.report`` entry point, or
-    the generic :class:`RateReport` over its declared ``metrics``."""
-    cls = (
-        benchmark_class(benchmark, env_id)
-        if isinstance(benchmark, str)
-        else (benchmark if isinstance(benchmark, type) else type(benchmark))
-    )
-    cached = _REPORTS.get(cls.name)
-    if cached is not None:
-        return cached
-    if cls.report:
-        module, _, attribute = cls.report.partition(":")
-        report = getattr(importlib.import_module(module), attribute)
-    else:
-        report = RateReport(cls.name, cls.metrics, cls.cluster_by)
-    _REPORTS[cls.name] = report
+def register_report(benchmark: str | type[Benchmark], report: BenchmarkReport) -> BenchmarkReport:
+    """Make ``report`` the report of ``benchmark`` (its class or name); returns ``report``. A
+    benchmark's evaluation package calls this when it is imported; a later call replaces the entry."""
+    _REPORTS[_benchmark_name(benchmark)] = report
     return report
 
 
+def report_for(benchmark: str | type[Benchmark] | Benchmark) -> BenchmarkReport:
+    """The report of a benchmark (by name, class or instance): the one registered for it, or the
+    generic :class:`RateReport` over its declared ``metrics``. The benchmark's modules (and the
+    package that registers its report) must be imported first."""
+    name = _benchmark_name(benchmark)
+    registered = _REPORTS.get(name)
+    if registered is not None:
+        return registered
+    if isinstance(benchmark, str):
+        try:
+            cls = BENCHMARKS[name]
+        except KeyError:
+            raise UnknownNameError("benchmark", name, BENCHMARKS) from None
+    else:
+        cls = benchmark if isinstance(benchmark, type) else type(benchmark)
+    return _REPORTS.setdefault(name, RateReport(cls.name, cls.metrics, cls.cluster_by))
+
+
+def summary_of(
+    report: BenchmarkReport,
+    records: Sequence[dict[str, Any]],
+    *,
+    n_resamples: int | None = None,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """A run's ``summary.json``: each headline metric's interval (``n_resamples`` bootstrap resamples;
+    None: the report's own default), then the system-level outcomes (how many, by kind)."""
+    options: dict[str, int] = (
+        {"seed": seed} if n_resamples is None else {"seed": seed, "n_resamples": n_resamples}
+    )
+    summary: dict[str, Any] = {
+        name: iv.to_dict() for name, iv in report.summarize(records, **options).items()
+    }
+    system = system_outcome_counts(records)
+    summary["system_outcomes"] = {"n": sum(system.values()), "by_kind": system}
+    return summary
+
+
 # -- run folders ---------------------------------------------------------------------------------------
-def run_name(directory: Path) -> str:
-    """A run's display name: its agent (and defense) from run.json, else the folder name."""
-    meta = directory / "run.json"
-    if meta.exists():
-        info = json.loads(meta.read_text(encoding="utf-8"))
-        agent = info.get("agent", {}).get("name") or directory.name
-        mitigation = info.get("mitigation", "none")
-        return f"{agent}+{mitigation}" if mitigation not in (None, "none") else agent
-    return directory.name
-
-
 def load_records(
     dirs: Sequence[str | Path], names: Sequence[str] | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """Episode records of each run folder, keyed by a unique display name."""
-    from tooltrap.evaluate import read_episodes
-
     out: dict[str, list[dict[str, Any]]] = {}
     for i, d in enumerate(dirs):
         path = Path(d)
-        records = read_episodes(path / "episodes.jsonl")
+        records = read_episodes(path / EPISODES)
         if not records:
             raise FileNotFoundError(
                 f"{path}: no episodes.jsonl records (run `tooltrap eval ... --out {path}` first)"
@@ -389,15 +477,12 @@ def load_records(
 
 def run_benchmark(directory: str | Path, records: Sequence[dict[str, Any]]) -> tuple[str, str | None]:
     """(benchmark name, env id) of a run folder: from its records and run.json (runs written before
-    records named their benchmark are found through the env id)."""
-    meta = Path(directory) / "run.json"
-    info = json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
+    records named their benchmark are found through the env id, which must be registered)."""
+    info = read_run_info(directory)
     env_id = info.get("env_id")
     name = next((r["benchmark"] for r in records if r.get("benchmark")), None) or info.get("benchmark")
     if name is None and env_id:
         import gymnasium as gym
-
-        import tooltrap  # noqa: F401
 
         env = gym.make(env_id)
         name = env.unwrapped.benchmark.name  # type: ignore[attr-defined]

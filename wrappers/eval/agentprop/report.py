@@ -7,22 +7,24 @@ and broken answers. Provider-stopped episodes are counted apart."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from tooltrap.envs.agentprop.benchmark import AgentProp
 
 from ..bootstrap import Interval
 from ..report import (
     BenchmarkReport,
     json_safe,
     md_table,
+    metric_row,
     print_metric_table,
-    rates_csv,
+    register_report,
+    report_files,
+    split_run_name,
     system_outcome_counts,
-    write_texts,
 )
 from .metrics import (
     METRICS,
@@ -87,11 +89,11 @@ class AgentPropReport(BenchmarkReport):
     ) -> AgentPropTables:
         out = []
         for name, records in runs.items():
-            agent, _, defense = name.partition("+")
+            agent, defense = split_run_name(name)
             cols = columns(records)
             out.append(
                 AgentPropRun(
-                    name, agent, defense or "none", len(cols["task"]),
+                    name, agent, defense, len(cols["task"]),
                     stage_metrics(cols, n_resamples=n_resamples, seed=seed),
                     by_injection(cols, n_resamples=n_resamples, seed=seed),
                     system_outcome_counts(records),
@@ -181,14 +183,13 @@ class AgentPropReport(BenchmarkReport):
         ]
         return "\n".join(lines)
 
-    def write(self, report: AgentPropTables, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+    def files(self, report: AgentPropTables) -> dict[str, str]:
         rows = [
-            {"run": r.name, "scope": "model", "group": group, "metric": m, "value": v.value,
-             "ci_low": v.ci_low, "ci_high": v.ci_high, "n": v.n}
+            metric_row(r.name, "model", group, m, v)
             for r in report.runs
             for group, table in (("all", r.metrics), *r.per_injection.items())
             for m, v in table.items()
-        ]  # fmt: skip
+        ]
         rho = report.rejection_recovery_spearman
         document = {
             "benchmark": "agentprop",
@@ -206,10 +207,7 @@ class AgentPropReport(BenchmarkReport):
             "interceptor": {k: json_safe(c.to_dict()) for k, c in report.interceptor.items()},
             "rates": [json_safe(row) for row in rows],
         }
-        return write_texts(out_dir, {
-            "agentprop.md": self.markdown(report), "metrics.csv": rates_csv(rows),
-            "report.json": json.dumps(document, indent=1, allow_nan=False) + "\n",
-        })  # fmt: skip
+        return report_files("agentprop.md", self.markdown(report), rows, document, allow_nan=False)
 
     def print_terminal(self, report: AgentPropTables) -> None:
         print_metric_table(
@@ -228,4 +226,5 @@ class AgentPropReport(BenchmarkReport):
             )
 
 
-REPORT = AgentPropReport()
+#: the report ``tooltrap eval`` / ``tooltrap report`` use for AgentProp runs
+REPORT = register_report(AgentProp, AgentPropReport())

@@ -9,7 +9,6 @@ truncations are counted apart and never enter a denominator.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tooltrap.envs.episem.benchmark import EpiSEM
 
 from ..bootstrap import (
     DEFAULT_RESAMPLES,
@@ -28,12 +29,15 @@ from ..bootstrap import (
 )
 from ..report import (
     BenchmarkReport,
+    MetricRow,
     json_safe,
     md_table,
+    metric_row,
     print_metric_table,
-    rates_csv,
+    pyplot,
+    register_report,
+    report_files,
     system_outcome_counts,
-    write_texts,
 )
 from .metrics import cofr, funnel_rates, per_task_metrics, task_table, usable
 
@@ -197,11 +201,9 @@ class EpiSEMReport(BenchmarkReport):
         ]
         return "\n".join(lines)
 
-    def write(self, report: EpiSEMTables, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
-        rows = [
-            {"run": r.name, "scope": "overall", "group": "all", "metric": m, **iv.to_dict()}
-            for r in report.runs
-            for m, iv in r.metrics.items()
+    def files(self, report: EpiSEMTables) -> dict[str, str]:
+        rows: list[MetricRow] = [
+            metric_row(r.name, "overall", "all", m, iv) for r in report.runs for m, iv in r.metrics.items()
         ]
         rows += [
             {
@@ -227,26 +229,12 @@ class EpiSEMReport(BenchmarkReport):
             ],
             "rates": [json_safe(row) for row in rows],
         }
-        paths = write_texts(
-            out_dir,
-            {
-                "episem.md": self.markdown(report),
-                "metrics.csv": rates_csv(rows),
-                "report.json": json.dumps(document, indent=1) + "\n",
-            },
-        )
-        if figures:
-            paths += self.figures(report, Path(out_dir))
-        return paths
+        return report_files("episem.md", self.markdown(report), rows, document)
 
     def figures(self, report: EpiSEMTables, out_dir: Path) -> list[Path]:
         """``sbm_vs_pur.png`` (one point per agent) and ``recovery_funnel.png`` (bars per agent)."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = pyplot()
+        if plt is None:
             return []
         out = []
         fig, ax = plt.subplots(figsize=(5, 4))
@@ -314,4 +302,5 @@ def _rate(value: tuple[float, int]) -> str:
     return "-" if n == 0 or math.isnan(rate) else f"{rate:.3f} (n={n})"
 
 
-REPORT = EpiSEMReport()
+#: the report ``tooltrap eval`` / ``tooltrap report`` use for EpiSEM runs
+REPORT = register_report(EpiSEM, EpiSEMReport())

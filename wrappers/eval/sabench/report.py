@@ -3,19 +3,30 @@
 ``tooltrap report DIR [DIR ...] --out REPORT`` on SABench runs produces ``REPORT/report.md``,
 ``report.json``, ``metrics.csv``, ``table4.md`` / ``table4.tex`` (the paper's Table 4 form),
 ``fig2_goal_vs_cd.png`` and ``fig3_cd_by_trap_and_state.png``
-(``SABench.report`` names :data:`REPORT`, found through the generic report registry).
+(:data:`REPORT` is registered for SABench in the generic report registry).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooltrap.envs.sabench.benchmark import SABench
+
 from ..bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
-from ..report import BenchmarkReport, json_safe, md_table, rates_csv, write_texts
+from ..report import (
+    BenchmarkReport,
+    MetricRow,
+    json_safe,
+    md_table,
+    metric_row,
+    pyplot,
+    rates_csv,
+    register_report,
+    report_files,
+)
 from ..report import percent as pct
 from . import paper
 from .metrics import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
@@ -324,23 +335,18 @@ def table4_latex(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_records(report: Report) -> list[dict[str, Any]]:
+def to_records(report: Report) -> list[MetricRow]:
     """Long format: one row per (run, scope, group, metric)."""
-    rows = []
-    for r in report.runs:
-        for (scope, group, metric), iv in r.rates.items():
-            rows.append({"run": r.name, "scope": scope, "group": group, "metric": metric, **iv.to_dict()})
-    for (a, b), diffs in report.pairs.items():
-        for metric, iv in diffs.items():
-            rows.append(
-                {
-                    "run": f"{a} - {b}",
-                    "scope": "pairwise_difference",
-                    "group": "all",
-                    "metric": metric,
-                    **iv.to_dict(),
-                }
-            )
+    rows = [
+        metric_row(r.name, scope, group, metric, iv)
+        for r in report.runs
+        for (scope, group, metric), iv in r.rates.items()
+    ]
+    rows += [
+        metric_row(f"{a} - {b}", "pairwise_difference", "all", metric, iv)
+        for (a, b), diffs in report.pairs.items()
+        for metric, iv in diffs.items()
+    ]
     return rows
 
 
@@ -433,11 +439,9 @@ def print_terminal(report: Report, *, console: Any = None) -> None:
 def plot_figures(report: Report, out_dir: Path) -> list[Path]:
     """Paper Fig. 2 (goal vs CD per run) and Fig. 3 (CD by trap family and by state structure), each with
     the paper's reference values beside ours, labeled as such. Needs matplotlib (the ``plot`` extra)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return []
     paths = []
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     for r in report.runs:
@@ -539,20 +543,9 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
 
 
 def write_report(report: Report, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
-    """Write report.md, report.json, metrics.csv (and the figures when matplotlib is installed)."""
-    written = write_texts(
-        out_dir,
-        {
-            "report.md": to_markdown(report),
-            "metrics.csv": to_csv(report),
-            "report.json": json.dumps(to_json(report), indent=1) + "\n",
-            "table4.md": table4_markdown(report),
-            "table4.tex": table4_latex(report),
-        },
-    )
-    if figures:
-        written += plot_figures(report, Path(out_dir))
-    return written
+    """Write report.md, metrics.csv, report.json, table4.md, table4.tex (and the figures when
+    matplotlib is installed)."""
+    return REPORT.write(report, out_dir, figures=figures)
 
 
 class SABenchReport(BenchmarkReport):
@@ -581,11 +574,21 @@ class SABenchReport(BenchmarkReport):
             {name: verdicts(records) for name, records in runs.items()}, n_resamples=n_resamples, seed=seed
         )
 
-    def write(self, report: Any, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
-        return write_report(report, out_dir, figures=figures)
+    def files(self, report: Report) -> dict[str, str]:
+        return report_files(
+            "report.md",
+            to_markdown(report),
+            to_records(report),
+            to_json(report),
+            **{"table4.md": table4_markdown(report), "table4.tex": table4_latex(report)},
+        )
+
+    def figures(self, report: Report, out_dir: Path) -> list[Path]:
+        return plot_figures(report, out_dir)
 
     def print_terminal(self, report: Any) -> None:
         print_terminal(report)
 
 
-REPORT = SABenchReport()
+#: the report ``tooltrap eval`` / ``tooltrap report`` use for SABench runs
+REPORT = register_report(SABench, SABenchReport())

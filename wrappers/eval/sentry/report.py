@@ -7,22 +7,26 @@ to future work)."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooltrap.envs.sentry.benchmark import Sentry
+
 from ..report import (
     BenchmarkReport,
     Interval,
     json_safe,
     md_table,
+    metric_row,
     print_metric_table,
-    rates_csv,
+    pyplot,
+    register_report,
+    report_files,
+    split_run_name,
     system_outcome_counts,
-    write_texts,
 )
 from .metrics import DEFAULT_COSTS, Costs, Rate, columns, dominates, harm_curve, headline
 
@@ -92,8 +96,8 @@ class SentryReport(BenchmarkReport):
     ) -> SentryTables:
         out = []
         for name, records in runs.items():
-            agent, _, defense = name.partition("+")
-            run = SentryRun(name, agent, defense or "none", sum(not r.get("system_outcome") for r in records))
+            agent, defense = split_run_name(name)
+            run = SentryRun(name, agent, defense, sum(not r.get("system_outcome") for r in records))
             run.model = headline(records, costs=self.costs, seed=seed)
             run.system = headline(records, system_level=True, costs=self.costs, seed=seed)
             c = columns(records)
@@ -161,18 +165,9 @@ class SentryReport(BenchmarkReport):
         ]
         return "\n".join(lines)
 
-    def write(self, report: SentryTables, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
+    def files(self, report: SentryTables) -> dict[str, str]:
         rows = [
-            {
-                "run": r.name,
-                "scope": level,
-                "group": "all",
-                "metric": m,
-                "value": v.value,
-                "ci_low": v.ci_low,
-                "ci_high": v.ci_high,
-                "n": v.n,
-            }
+            metric_row(r.name, level, "all", m, v)
             for r in report.runs
             for level, table in (("model", r.model), ("system", r.system))
             for m, v in table.items()
@@ -194,22 +189,13 @@ class SentryReport(BenchmarkReport):
             "dominance": report.dominance,
             "rates": [json_safe(row) for row in rows],
         }
-        paths = write_texts(out_dir, {
-            "sentry.md": self.markdown(report), "metrics.csv": rates_csv(rows), "report.json": json.dumps(document, indent=1) + "\n",
-        })  # fmt: skip
-        if figures:
-            paths += self.figures(report, Path(out_dir))
-        return paths
+        return report_files("sentry.md", self.markdown(report), rows, document)
 
     def figures(self, report: SentryTables, out_dir: Path) -> list[Path]:
         """``frontier.png`` (ASR against over-refusal, one line per agent through its defenses) and
         ``harm_curve.png`` (harm against the cost ratio per run)."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
+        plt = pyplot()
+        if plt is None:
             return []
         fig, ax = plt.subplots(figsize=(5.5, 4.5))
         order = {"none": 0, "caution": 1, "tgcc": 2}
@@ -251,4 +237,5 @@ class SentryReport(BenchmarkReport):
             print(f"{a} dominates {b}")
 
 
-REPORT = SentryReport()
+#: the report ``tooltrap eval`` / ``tooltrap report`` use for Sentry runs
+REPORT = register_report(Sentry, SentryReport())

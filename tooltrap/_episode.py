@@ -1,0 +1,97 @@
+"""One episode of an evaluation: an env, an agent, the running reward, and the record it ends with."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium as gym
+
+from tooltrap.agents import Agent
+from tooltrap.envs.core import abort_episode
+
+#: one point of an evaluation grid: variant key -> value
+Point = dict[str, Any]
+
+
+def _raw(agent: Agent) -> str | None:
+    raw = getattr(agent, "last_raw", None)
+    if raw is None or isinstance(raw, str):
+        return raw
+    return json.dumps(raw, ensure_ascii=False)
+
+
+def _record(
+    env: gym.Env, total: float, final: dict[str, Any], seed: int, system_outcome: str | None, point: Point
+) -> dict[str, Any]:
+    base = env.unwrapped
+    task = base.task  # type: ignore[attr-defined]
+    return {
+        "task_id": task.id,
+        "template_id": task.template_id,
+        "domain": task.domain,
+        **task.label_dict(),
+        "benchmark": base.benchmark.name,  # type: ignore[attr-defined]
+        "variant": dict(point),
+        "instruction": task.instruction,
+        "seed": seed,
+        "reward": total,
+        "reward_components": final["reward_components"],
+        "verdict": final["verdict"],
+        "system_outcome": system_outcome,
+        "trace": base.trace.to_dict(),  # type: ignore[attr-defined]
+    }
+
+
+class Episode:
+    """One episode in progress: the env, the agent slot, the running reward."""
+
+    def __init__(self, env: gym.Env, agent: Agent, task_id: str, seed: int, point: Point | None = None):
+        self.env, self.agent, self.seed, self.point = env, agent, seed, dict(point or {})
+        self.observation, self.info = env.reset(seed=seed, options={**self.point, "task_id": task_id})
+        task = env.unwrapped.task  # type: ignore[attr-defined]
+        agent.reset(self.observation, self.info, task=task if agent.privileged else None, seed=seed)
+        self.total = 0.0
+        self.record: dict[str, Any] | None = None
+
+    def advance(self, action: str) -> bool:
+        """Apply one action; return True when the episode has ended (``self.record`` is then set)."""
+        steps = self.env.unwrapped.trace.steps  # type: ignore[attr-defined]
+        before = len(steps)
+        self.observation, reward, terminated, truncated, self.info = self.env.step(action)
+        raw = _raw(self.agent)
+        # only a step this action added, and only when no format wrapper recorded its raw text already
+        # (a prompted format may answer a reply without stepping the env: a nudge adds no step)
+        if raw is not None and len(steps) > before and steps[-1].raw is None:
+            steps[-1].raw, steps[-1].format = raw, getattr(self.agent, "last_format", None)
+        self.total += float(reward)
+        if terminated or truncated:
+            self.record = _record(self.env, self.total, self.info, self.seed, None, self.point)
+            return True
+        return False
+
+    def fail(self, kind: str) -> None:
+        """End the episode as a system-level outcome (provider error, content filter)."""
+        final = abort_episode(self.env, f"system:{kind}")
+        self.total += final["reward"]
+        self.record = _record(self.env, self.total, final, self.seed, kind, self.point)
+
+
+def run_episode(
+    env: gym.Env, agent: Agent, task_id: str, seed: int, point: Point | None = None
+) -> dict[str, Any]:
+    """Play one episode of ``task_id`` (as grid point ``point``); return its JSON-ready record
+    (verdict, reward and components, trace)."""
+    from tooltrap.agents.llm import ProviderError
+
+    episode = Episode(env, agent, task_id, seed, point)
+    while True:
+        try:
+            action = agent.act(episode.observation, episode.info)
+        except ProviderError as err:
+            episode.fail(err.kind)
+            break
+        if episode.advance(action):
+            break
+    assert episode.record is not None
+    return episode.record
