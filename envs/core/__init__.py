@@ -1,6 +1,19 @@
 """The domain-agnostic engine: the benchmark contract, the env, the executor, hooks, tools, state, tasks,
-variants, traces, oracle base, reward, spaces, errors."""
+variants, traces, oracle base, reward, spaces, errors, and the Agent protocol with the baseline registry."""
 
+from .agent import (
+    BASELINES,
+    Agent,
+    AgentFactory,
+    DecliningAgent,
+    ScriptedAgent,
+    benchmarks_with_baseline,
+    final_answer,
+    load_packaged_baselines,
+    register_baseline,
+    terminal_call,
+    terminal_tool,
+)
 from .benchmark import BENCHMARKS, COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark
 from .env import MAX_ACTION_CHARS, ToolEnv
 from .errors import (
@@ -60,6 +73,7 @@ from .trace import CallRecord, StepRecord, Trace, WriteRecord
 from .variants import Variant, parse_variant, variant_key
 
 __all__ = [
+    "BASELINES",
     "BENCHMARKS",
     "COMMIT_DISPOSITION",
     "DISPOSITIONS",
@@ -68,12 +82,15 @@ __all__ = [
     "REWARD_COMPONENTS",
     "SYSTEM_ERROR_KINDS",
     "TASK_SELECTORS",
+    "Agent",
+    "AgentFactory",
     "AnyText",
     "Backend",
     "Benchmark",
     "CallRecord",
     "Change",
     "Condition",
+    "DecliningAgent",
     "EnvUsageError",
     "ErrorKind",
     "ExistsCondition",
@@ -87,6 +104,7 @@ __all__ = [
     "NoWritesCondition",
     "Oracle",
     "Rewrite",
+    "ScriptedAgent",
     "RewardConfig",
     "RewardDefinitionError",
     "State",
@@ -112,22 +130,28 @@ __all__ = [
     "VariantError",
     "WriteRecord",
     "abort_episode",
+    "benchmarks_with_baseline",
     "build_spec",
     "canonical_json",
     "check_condition",
     "copy_json",
     "json_strings",
     "did_you_mean",
+    "final_answer",
     "goal_met",
     "load_package_tasks",
+    "load_packaged_baselines",
     "load_tasks",
     "mutating_calls",
     "parse_google_docstring",
     "parse_tasks",
     "parse_variant",
     "record_matches",
+    "register_baseline",
     "register_condition",
     "replay",
+    "terminal_call",
+    "terminal_tool",
     "tool",
     "variant_key",
     "without_constraints",
