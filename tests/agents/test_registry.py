@@ -51,7 +51,9 @@ def _lend_anyway() -> type[ScriptedAgent]:
 
         def script(self, task: Any, info: dict[str, Any]) -> list[ToolCall]:
             return [
-                ToolCall(name="library_lend", arguments={"book_id": task.book_id, "member_id": task.member_id})
+                ToolCall(
+                    name="library_lend", arguments={"book_id": task.book_id, "member_id": task.member_id}
+                )
             ]
 
     return LendAnywayAgent
