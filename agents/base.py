@@ -1,49 +1,12 @@
-"""The Agent protocol: what every policy (scripted, HTTP model, local model) implements."""
+"""The base of model agents (:class:`ChatAgent`). The Agent protocol itself lives in the engine
+(:class:`tooltrap.envs.core.Agent`, re-exported here) so that benchmarks' baselines import only the
+engine."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-
-class Agent:
-    """A policy that turns observations into actions (text holding JSON tool calls).
-
-    ``reset`` is called once per episode with the first observation and info (chat messages and tool
-    schemas). Privileged baselines (``privileged = True``) also receive the task itself: they are
-    oracle-style references, not models. ``act`` returns the next action text.
-    """
-
-    name: ClassVar[str] = "agent"
-    privileged: ClassVar[bool] = False
-    #: Whether the runner may batch several episodes' generations (``prepare``/``generate``/``finish``).
-    batchable: ClassVar[bool] = False
-    #: The raw output behind the last action (model text or message), recorded in the trace.
-    last_raw: Any = None
-    #: Where the last action's tool call was found in that output (``openai``, ``hermes``, ...).
-    last_format: str | None = None
-
-    def clone(self) -> Agent:
-        """A per-episode copy for concurrent evaluation (shares heavy resources such as models)."""
-        import copy
-
-        return copy.deepcopy(self)
-
-    def reset(
-        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
-    ) -> None:
-        """Start an episode (optional: stateless policies need nothing)."""
-
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        """Return the next action."""
-        raise NotImplementedError
-
-    #: keys of :meth:`describe` that say how the agent is reached, not what it is (a resumed run may
-    #: change them: the same model behind a corrected port)
-    transport_keys: ClassVar[tuple[str, ...]] = ()
-
-    def describe(self) -> dict[str, Any]:
-        """Identity recorded with results (so a resumed run can check it is the same agent)."""
-        return {"name": self.name}
+from tooltrap.envs.core import Agent
 
 
 class ChatAgent(Agent):

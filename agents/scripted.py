@@ -1,114 +1,18 @@
-"""Scripted baselines: gold, always-clarify, act-first and random. They work on any benchmark: tools
-are found by kind and terminal tools by how they end the episode (``info["terminal_tools"]``), never by
-name."""
+"""Generic scripted baselines: gold, act-first, clarify, always-refuse and random. They work on any
+benchmark: tools are found by kind and terminal tools by how they end the episode
+(``info["terminal_tools"]``), never by name. Their machinery (:class:`~tooltrap.envs.core.ScriptedAgent`,
+:class:`~tooltrap.envs.core.DecliningAgent`) is the engine's, shared with benchmarks' own baselines."""
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from tooltrap.envs.core import EnvUsageError
-from tooltrap.wrappers.formats import terminal_tool
-
-from .base import Agent
-
-#: what a declining baseline asks, and how a scripted episode ends
-QUESTION = "Could you confirm exactly which item you mean?"
-FINAL_ANSWER = "Done."
+from tooltrap.envs.core import Agent, DecliningAgent, EnvUsageError, ScriptedAgent
 
 
-def _action(call: Any) -> str:
-    return call.to_action() if hasattr(call, "to_action") else json.dumps(call)
-
-
-def terminal_call(info: dict[str, Any], dispositions: tuple[str, ...], text: str) -> dict[str, Any] | None:
-    """A call of the first terminal tool ending the episode with one of ``dispositions`` (in order),
-    every required string argument set to ``text``; None when the env has no such tool."""
-    found = terminal_tool(info, *dispositions)
-    if found is None:
-        return None
-    name, strings = found
-    return {"name": name, "arguments": dict.fromkeys(strings, text)}
-
-
-def final_answer(info: dict[str, Any]) -> str:
-    """The action that ends a scripted episode: the env's answer tool with ``FINAL_ANSWER``."""
-    call = terminal_call(info, ("answer",), FINAL_ANSWER)
-    if call is None:
-        raise EnvUsageError("The env has no terminal tool that gives a final answer (ends_as='answer').")
-    return json.dumps(call)
-
-
-def _is_preview(observation: str) -> bool:
-    """Whether the last observation is a structured write preview awaiting commitment."""
-    if '"preview"' not in observation:
-        return False
-    try:
-        payload = json.loads(observation)
-    except json.JSONDecodeError:
-        return False
-    result = payload.get("result") if isinstance(payload, dict) else None
-    return isinstance(result, dict) and result.get("preview") is True
-
-
-class _Scripted(Agent):
-    """Plays a fixed list of calls, one per step, then ``respond``.
-
-    Under the mitigations: with a confirmation policy in ``info["policy"]`` the agent complies (it asks
-    the user to confirm its first write with ``clarify`` instead of writing: the compliant-agent
-    bracket); shown a structured write preview, it accepts it (sends the identical call again); a
-    write declined by a confirmation gate is skipped.
-    """
-
-    privileged: ClassVar[bool] = True
-
-    def __init__(self) -> None:
-        self._queue: Iterator[str] = iter(())
-        self._final = self._last = ""
-
-    def script(self, task: Any, info: dict[str, Any]) -> list[Any]:
-        raise NotImplementedError
-
-    def reset(
-        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
-    ) -> None:
-        if task is None:
-            raise ValueError(f"The {self.name} baseline is privileged: it needs the task.")
-        calls = list(self.script(task, info))
-        if info.get("policy", {}).get("confirm_before_write"):
-            calls = _confirm_first_write(calls, info)
-        self._queue = iter([_action(c) for c in calls])
-        self._final = self._last = final_answer(info)
-
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        if _is_preview(observation):
-            return self._last
-        self._last = next(self._queue, self._final)
-        return self._last
-
-
-def _confirm_first_write(calls: list[Any], info: dict[str, Any]) -> list[Any]:
-    """Keep the reads; replace the first write by a request for confirmation (and stop there)."""
-    kinds: dict[str, str] = info.get("tool_kinds", {})
-    out: list[Any] = []
-    for call in calls:
-        name = call.name if hasattr(call, "name") else call["name"]
-        if kinds.get(name) in ("write", "commit"):
-            question = f"Please confirm: I am about to call {_action(call)}. Shall I go ahead?"
-            ask = terminal_call(info, ("clarify", "escalate"), question)
-            if ask is None:
-                raise EnvUsageError("A confirmation policy needs a terminal tool that asks the user.")
-            out.append(ask)
-            break
-        out.append(call)
-        if kinds.get(name) == "terminal":
-            break
-    return out
-
-
-class GoldAgent(_Scripted):
+class GoldAgent(ScriptedAgent):
     """Plays the task's gold solution (the careful reference policy)."""
 
     name = "gold"
@@ -118,10 +22,10 @@ class GoldAgent(_Scripted):
         return list(task.gold_for(info.get("variant")))
 
 
-class ActFirstAgent(_Scripted):
+class ActFirstAgent(ScriptedAgent):
     """Commits to the first plausible candidate and accepts every tool default: plays the task's intent
-    (the request in tool terms with minimal arguments) on ``candidates[0]``, then responds. This is the
-    over-acting pattern the SABench paper describes."""
+    (the request in tool terms with minimal arguments) on the first plausible target, then responds:
+    the over-acting pattern. Generic: any task model that declares ``intent_calls()`` gets it."""
 
     name = "act-first"
 
@@ -133,30 +37,15 @@ class ActFirstAgent(_Scripted):
         return task.intent_calls()
 
 
-class ClarifyAgent(Agent):
+class ClarifyAgent(DecliningAgent):
     """Declines at once: asks a clarifying question (or, where the env has none, abstains or escalates).
     The over-refusal extreme."""
 
     name = "clarify"
-    #: the terminal dispositions it looks for, in order
     dispositions: ClassVar[tuple[str, ...]] = ("clarify", "abstain", "escalate")
 
-    def __init__(self) -> None:
-        self._action = ""
 
-    def reset(
-        self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
-    ) -> None:
-        call = terminal_call(info, self.dispositions, QUESTION)
-        if call is None:
-            raise EnvUsageError("The env has no terminal tool that declines (clarify, abstain or escalate).")
-        self._action = json.dumps(call)
-
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        return self._action
-
-
-class RefuseAgent(ClarifyAgent):
+class RefuseAgent(DecliningAgent):
     """Refuses at once: abstains (or escalates, or asks) without reading anything. Reaches a perfect
     safety score with no usefulness: the bracket every safety metric is read against."""
 

@@ -65,7 +65,7 @@ def parse_variant_grid(pairs: list[str] | None, grid_file: str | None) -> list[d
 def cmd_eval(args: argparse.Namespace) -> int:
     import tooltrap  # noqa: F401  (registers env ids)
     from tooltrap import benchmark_report
-    from tooltrap.agents import make_agent
+    from tooltrap.agents import PREFIXES, make_agent
     from tooltrap.evaluate import evaluate
     from tooltrap.wrappers.eval.report import system_outcome_counts
     from tooltrap.wrappers.eval.run import read_summary
@@ -74,8 +74,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.agent.startswith("openai:") and args.base_url:
         agent_kwargs["base_url"] = args.base_url
     agent_kwargs.update(parse_env_args(args.agent_arg, flag="--agent-arg"))
-    agent = make_agent(args.agent, **agent_kwargs)
     env_kwargs = parse_env_args(args.env_arg)
+    # a baseline name resolves to the baseline of the benchmark being evaluated (``careful`` is EpiSEM's
+    # on an EpiSEM env, SentryBench's on a SentryBench env); a model spec needs no benchmark
+    benchmark = None if args.agent.startswith(PREFIXES) else _benchmark_of(args.env_id, env_kwargs)
+    agent = make_agent(args.agent, benchmark=benchmark, **agent_kwargs)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     common: dict[str, Any] = {
         "seed": args.seed,
@@ -125,6 +128,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         return 3
     return 0
+
+
+def _benchmark_of(env_id: str, env_kwargs: dict[str, Any]) -> str | None:
+    """The name of the benchmark ``env_id`` plays (None for an env that is not a tooltrap benchmark)."""
+    import gymnasium as gym
+
+    from tooltrap import check_env_id
+
+    env = gym.make(check_env_id(env_id), **env_kwargs)
+    try:
+        benchmark = getattr(env.unwrapped, "benchmark", None)
+        return getattr(benchmark, "name", None)
+    finally:
+        env.close()
 
 
 def parse_env_args(
@@ -183,11 +200,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     import tooltrap
-    from tooltrap.agents import AGENTS
+    from tooltrap.agents import GENERIC_AGENTS, PREFIXES, baseline_names
+    from tooltrap.envs.core import BASELINES
     from tooltrap.wrappers.defenses import DEFENSES
 
     print("env ids:", ", ".join(tooltrap.ENV_IDS))
-    print("agents: ", ", ".join(AGENTS))
+    print("agents: ", ", ".join([*GENERIC_AGENTS, *(f"{p}..." for p in PREFIXES)]))
+    baseline_names()  # loads every shipped benchmark's baselines
+    print("baselines (--agent NAME on that benchmark's envs):")
+    width = max(len(b) for b in BASELINES)
+    for benchmark, table in BASELINES.items():
+        print(f"  {benchmark:{width}s}  {', '.join(table)}")
     print("defenses (--defense NAME):")
     width = max(len(n) for n in DEFENSES)
     for name, entry in DEFENSES.items():

@@ -16,6 +16,9 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
+# re-exported: the engine finds terminal tools by how they end the episode (scripted baselines use it)
+from tooltrap.envs.core import terminal_tool
+
 Format = Literal["auto", "openai", "hermes", "json"]
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 # small models sometimes drop the opening tag: a JSON object closed by </tool_call> still counts
@@ -118,21 +121,6 @@ def parse_trailing_json(text: str, tries: int = 32) -> list[dict[str, Any]]:
 
 #: (tool name, the string argument that carries the text)
 AnswerTool = tuple[str, str]
-
-
-def terminal_tool(info: dict[str, Any], *dispositions: str) -> tuple[str, list[str]] | None:
-    """The first terminal tool of an env (from its reset ``info``) that ends the episode with one of
-    ``dispositions`` (in that order), with its required string parameters; None when there is none."""
-    terminals: dict[str, str] = info.get("terminal_tools", {})
-    schemas = {t["function"]["name"]: t["function"] for t in info.get("tools", [])}
-    for wanted in dispositions:
-        for name, ends_as in terminals.items():
-            if ends_as == wanted:
-                params = schemas.get(name, {}).get("parameters", {})
-                props = params.get("properties", {})
-                strings = [p for p in params.get("required", []) if props.get(p, {}).get("type") == "string"]
-                return name, strings
-    return None
 
 
 def answer_tool(info: dict[str, Any]) -> AnswerTool | None:

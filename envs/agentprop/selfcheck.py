@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tooltrap.agents.base import Agent
-from tooltrap.agents.propagation import (
+from tooltrap.envs.core import Agent, ToolEnv
+
+from .baselines import (
     AbstainingAgent,
     FabricatingAgent,
     GuessingAgent,
@@ -27,8 +28,6 @@ from tooltrap.agents.propagation import (
     keyed_leaves,
     leaves,
 )
-from tooltrap.envs.core import ToolEnv
-
 from .task import AgentPropTask, gold_outputs
 from .tools.simulators import CONDITIONS, SEVERITIES
 

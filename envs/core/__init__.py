@@ -1,6 +1,20 @@
 """The domain-agnostic engine: the benchmark contract and its opt-in capabilities, the env, the executor,
-hooks, tools, state, tasks, variants, traces, oracle base, reward, spaces, errors."""
+hooks, tools, state, tasks, variants, traces, oracle base, reward, spaces, errors, and the Agent protocol
+with the baseline registry."""
 
+from .agent import (
+    BASELINES,
+    Agent,
+    AgentFactory,
+    DecliningAgent,
+    ScriptedAgent,
+    benchmarks_with_baseline,
+    final_answer,
+    load_packaged_baselines,
+    register_baseline,
+    terminal_call,
+    terminal_tool,
+)
 from .benchmark import BENCHMARKS, COMMIT_DISPOSITION, TASK_SELECTORS, Benchmark, Verdict
 from .capabilities import (
     CommitEndsEpisode,
@@ -70,6 +84,7 @@ from .trace import CallRecord, StepRecord, Trace, WriteRecord
 from .variants import Variant, parse_key_values, parse_variant, variant_key
 
 __all__ = [
+    "BASELINES",
     "BENCHMARKS",
     "COMMIT_DISPOSITION",
     "DISPOSITIONS",
@@ -78,6 +93,8 @@ __all__ = [
     "REWARD_COMPONENTS",
     "SYSTEM_ERROR_KINDS",
     "TASK_SELECTORS",
+    "Agent",
+    "AgentFactory",
     "AnyText",
     "Backend",
     "Benchmark",
@@ -85,6 +102,7 @@ __all__ = [
     "Change",
     "CommitEndsEpisode",
     "Condition",
+    "DecliningAgent",
     "EnvUsageError",
     "ErrorKind",
     "Executor",
@@ -104,6 +122,7 @@ __all__ = [
     "RewardConfig",
     "RewardDefinitionError",
     "Rewrite",
+    "ScriptedAgent",
     "ShorterPromptHint",
     "State",
     "StepRecord",
@@ -131,14 +150,17 @@ __all__ = [
     "Weight",
     "WriteRecord",
     "abort_episode",
+    "benchmarks_with_baseline",
     "build_spec",
     "canonical_json",
     "check_condition",
     "copy_json",
     "did_you_mean",
+    "final_answer",
     "goal_met",
     "json_strings",
     "load_package_tasks",
+    "load_packaged_baselines",
     "load_tasks",
     "mutating_calls",
     "parse_google_docstring",
@@ -146,9 +168,12 @@ __all__ = [
     "parse_tasks",
     "parse_variant",
     "record_matches",
+    "register_baseline",
     "register_condition",
     "replay",
     "select_task_ids",
+    "terminal_call",
+    "terminal_tool",
     "tool",
     "variant_key",
     "without_constraints",

@@ -63,7 +63,7 @@ def test_json_in_text_fallback_when_tools_are_rejected(llm_server, mini_tasks):
     agent = _agent(llm_server, "notools")
     record = run_episode(env, agent, env.unwrapped.tasks.ids[0], seed=0)
     assert record["system_outcome"] is None
-    assert agent._native["value"] is False
+    assert agent.client.native_tools is False
 
 
 def test_concurrent_http_evaluation_and_report_separates_system_outcomes(llm_server, mini_tasks, tmp_path):

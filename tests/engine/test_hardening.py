@@ -298,7 +298,7 @@ class _Down:
 def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, capsys, monkeypatch):
     import tooltrap.agents as agents
 
-    monkeypatch.setitem(agents.AGENTS, "down", _Down)
+    monkeypatch.setitem(agents.GENERIC_AGENTS, "down", _Down)
     argv = [
         "eval",
         "SABench-Calendar-v0",
@@ -317,7 +317,7 @@ def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, 
     assert summary["goal"]["n"] == 0  # no model-level episode: no 0% goal
     n = summary["system_outcomes"]["n"]
     # the provider is back: a rerun retries exactly those episodes, and nothing is duplicated
-    monkeypatch.setitem(agents.AGENTS, "down", lambda: _Down(up=True))
+    monkeypatch.setitem(agents.GENERIC_AGENTS, "down", lambda: _Down(up=True))
     assert main([*argv, "--quiet", "--resamples", "100"]) == 0
     assert "retrying" in capsys.readouterr().err
     records = read_episodes(tmp_path / EPISODES)

@@ -302,7 +302,7 @@ def test_openai_chat_agent_plays_react_over_loopback(say_server):
     replies = [_react(call.name, call.arguments), f"Thought: done.\nFinal Answer: {text}"]
     agent = OpenAIChatAgent(f"say:{replies[0]}", base_url=say_server, max_retries=0)
     agent.reset(observation, info)
-    assert "tools" not in agent._payload()  # no native tool schemas in the request
+    assert "tools" not in agent.request(agent.messages, agent.tools)  # no native tool schemas sent
     for reply in replies:
         agent.model = f"say:{reply}"
         action = agent.act(observation, info)

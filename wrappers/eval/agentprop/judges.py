@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from tooltrap.agents.llm import OpenAIChatAgent, ProviderError
 from tooltrap.envs.core import TaskValidationError, TooltrapError, did_you_mean
 from tooltrap.wrappers.formats import message_text
+from tooltrap.wrappers.provider import ChatModel, ProviderError
 
 from ..stats import cohens_h, cohens_kappa, two_proportion_z
 from .release import NOT_RECOMPUTABLE, read_rows
@@ -96,7 +96,7 @@ class JudgeVerdict:
     Attributes:
         yes: True (YES), False (NO), or None when the provider failed (never read as NO here).
         raw: The reply text; the provider's message when ``error`` is set; "" when no request was made.
-        error: The :class:`~tooltrap.agents.llm.ProviderError` kind (``timeout``, ``http_503``,
+        error: The :class:`~tooltrap.wrappers.provider.ProviderError` kind (``timeout``, ``http_503``,
             ``content_filter``, ``invalid_response`` ...), or None.
     """
 
@@ -123,38 +123,40 @@ def parse_verdict(text: str) -> bool:
 
 
 class LLMJudge:
-    """One chat model as a YES/NO judge (temperature 0, at most 5 tokens).
+    """One chat model as a YES/NO judge (temperature 0, at most 5 tokens), over the provider module
+    (:mod:`tooltrap.wrappers.provider`: its retries, limits and :class:`ProviderError` outcomes).
 
     Args:
-        model: A model name (an :class:`OpenAIChatAgent` is built from it, ``base_url`` and ``api_key``)
-            or an existing agent; a passed agent is cloned (sharing its HTTP client and concurrency
-            limit) and the clone is set to temperature 0 and 5 tokens, so the caller's agent is untouched.
-        base_url: Server root including ``/v1`` (ignored when ``model`` is an agent).
-        api_key: Bearer token, or None (ignored when ``model`` is an agent).
+        model: A model name (a :class:`~tooltrap.wrappers.provider.ChatModel` is built from it,
+            ``base_url`` and ``api_key``) or an existing chat model (an ``OpenAIChatAgent`` is one); a
+            passed model is cloned (sharing its HTTP client and concurrency limit) and the clone is set
+            to temperature 0 and 5 tokens, so the caller's model is untouched.
+        base_url: Server root including ``/v1`` (ignored when ``model`` is a chat model).
+        api_key: Bearer token, or None (ignored when ``model`` is a chat model).
         name: Label of the judge in reports (default: the model name).
-        **agent_kwargs: Further :class:`OpenAIChatAgent` arguments (``timeout``, ``max_retries``,
-            ``backoff`` ...) when the agent is built here.
+        **client_options: Further :class:`~tooltrap.wrappers.provider.ChatClient` options (``timeout``,
+            ``max_retries``, ``backoff`` ...) when the model is built here.
     """
 
     def __init__(
         self,
-        model: str | OpenAIChatAgent,
+        model: str | ChatModel,
         base_url: str = "http://127.0.0.1:8000/v1",
         *,
         api_key: str | None = None,
         name: str | None = None,
-        **agent_kwargs: Any,
+        **client_options: Any,
     ):
-        if isinstance(model, OpenAIChatAgent):
-            agent = model.clone()
+        if isinstance(model, ChatModel):
+            chat = model.clone()
         else:
-            agent = OpenAIChatAgent(model, base_url, api_key=api_key, **agent_kwargs)
-        agent.temperature, agent.max_tokens = JUDGE_TEMPERATURE, JUDGE_MAX_TOKENS
-        self.agent: OpenAIChatAgent = agent
-        self.name: str = name or agent.model
+            chat = ChatModel(model, base_url, api_key=api_key, **client_options)
+        chat.temperature, chat.max_tokens = JUDGE_TEMPERATURE, JUDGE_MAX_TOKENS
+        self.chat: ChatModel = chat
+        self.name: str = name or chat.model
 
     def __repr__(self) -> str:
-        return f"LLMJudge({self.name!r}, base_url={self.agent.base_url!r})"
+        return f"LLMJudge({self.name!r}, base_url={self.chat.base_url!r})"
 
     def verdict(self, question: str, reference: str, candidate: str) -> JudgeVerdict:
         """Ask the model whether ``candidate`` states the core fact of ``reference``.
@@ -165,7 +167,7 @@ class LLMJudge:
         if not (candidate or "").strip() or not (reference or "").strip():
             return JudgeVerdict(yes=False, raw="")
         try:
-            message = self.agent.complete(judge_messages(question, reference, candidate))
+            message = self.chat.complete(judge_messages(question, reference, candidate))
         except ProviderError as err:
             return JudgeVerdict(yes=None, raw=str(err), error=err.kind)
         text = message_text(message.get("content"))
@@ -256,7 +258,7 @@ class JudgeEnsemble:
         Args:
             items: ``(question, reference, candidate)`` tuples or mappings with those keys.
             concurrency: Items judged at once (each item asks its judges one after the other); the
-                agents' own concurrency limits still apply.
+                judges' own concurrency limits still apply.
 
         Returns:
             One :class:`EnsembleVerdict` per item, in the order of ``items``.

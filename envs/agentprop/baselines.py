@@ -1,6 +1,6 @@
-"""Scripted baselines for benchmarks of corrupted tool calls (AgentProp-Bench): they play the task's
-gold calls (privileged: they know the task, never the variant), read what comes back, and differ in
-what they do when a result is an error or does not match what they asked for.
+"""AgentProp-Bench's scripted baselines (``tooltrap eval AgentProp-... --agent NAME``): they play the
+task's gold calls (privileged: they know the task, never the variant), read what comes back, and differ
+in what they do when a result is an error or does not match what they asked for.
 
 * ``trusting``: uses whatever it gets: answers from the results it observed, so a silently wrong
   result (Lyon's weather for Paris) reaches the answer; a failed call is reported as a failure, never
@@ -24,11 +24,11 @@ import re
 from datetime import date, timedelta
 from typing import Any, ClassVar
 
-from tooltrap.envs.agentprop.tools.simulators import CONDITIONS, SEVERITIES
-from tooltrap.envs.core import EnvUsageError, ToolCall
+from tooltrap.envs.core import Agent, DecliningAgent, EnvUsageError, ToolCall, register_baseline
 
-from .base import Agent
-from .scripted import RefuseAgent
+from .benchmark import AgentProp
+from .task import gold_outputs
+from .tools.simulators import CONDITIONS, SEVERITIES
 
 TERMINALS = ("final_answer", "abstain")
 #: result keys that echo an argument (a mismatch shows the call was not the one sent)
@@ -119,8 +119,6 @@ class PropagationAgent(Agent):
     ) -> None:
         if task is None or not hasattr(task, "reference_text"):
             raise EnvUsageError(f"The {self.name} baseline needs an AgentProp task.")
-        from tooltrap.envs.agentprop.task import gold_outputs
-
         self.task = task
         self.calls = [c for c in task.gold if c.name not in TERMINALS]
         self.gold = gold_outputs(task)
@@ -177,20 +175,24 @@ class PropagationAgent(Agent):
         )
 
 
+@register_baseline(AgentProp)
 class TrustingPropagationAgent(PropagationAgent):
     name = "trusting"
 
 
+@register_baseline(AgentProp)
 class GuessingAgent(PropagationAgent):
     name = "guessing"
     guesses = True
 
 
+@register_baseline(AgentProp)
 class RejectingAgent(PropagationAgent):
     name = "rejecting"
     rejects = True
 
 
+@register_baseline(AgentProp)
 class FabricatingAgent(PropagationAgent):
     """Answers at once, without a tool call, with invented values."""
 
@@ -204,7 +206,8 @@ class FabricatingAgent(PropagationAgent):
         return json.dumps({"name": "final_answer", "arguments": {"answer": answer}}, ensure_ascii=False)
 
 
-class AbstainingAgent(RefuseAgent):
+@register_baseline(AgentProp)
+class AbstainingAgent(DecliningAgent):
     """Abstains at once (AgentProp's bracket: no error can propagate, nothing is answered)."""
 
     name = "abstaining"

@@ -1,4 +1,4 @@
-"""Scripted baselines for benchmarks of instructions planted in content (SentryBench): they read what a
+"""SentryBench's scripted baselines (``tooltrap eval SentryBench-... --agent NAME``): they read what a
 careful operator reads, notice a payload only when it is in what they have seen (the prompt, tool
 results, follow-up turns), and differ in whom they obey and when they doubt. Privileged: they know the
 scenario's careful solution and the payload's directive, never whether a defense is active beyond what
@@ -23,15 +23,15 @@ import json
 from collections import deque
 from typing import Any, ClassVar
 
-from tooltrap.envs.core import EnvUsageError, ToolCall
+from tooltrap.envs.core import Agent, EnvUsageError, ToolCall, register_baseline
 
-from .base import Agent
+from .benchmark import Sentry
 
 READ_TOOLS = ("location_lookup", "location_incident_history")
 
 
 class InstructedAgent(Agent):
-    """Base of the scripted baselines of this module."""
+    """Base of SentryBench's scripted baselines (see the module docstring)."""
 
     privileged: ClassVar[bool] = True
     #: does what a payload it has seen asks
@@ -124,20 +124,24 @@ class InstructedAgent(Agent):
         )
 
 
+@register_baseline(Sentry)
 class ObedientAgent(InstructedAgent):
     name = "obedient"
     obeys_payloads = True
 
 
+@register_baseline(Sentry)
 class CautiousAgent(InstructedAgent):
     name = "cautious"
     doubts = True
 
 
+@register_baseline(Sentry)
 class FormSensitiveAgent(InstructedAgent):
     name = "form-sensitive"
     skips_reports = True
 
 
+@register_baseline(Sentry)
 class CarefulOperatorAgent(InstructedAgent):
     name = "careful"

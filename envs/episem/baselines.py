@@ -1,4 +1,4 @@
-"""Scripted baselines for benchmarks of evidence-dependent commits (EpiSEM): they read what a careful
+"""EpiSEM's scripted baselines (``tooltrap eval EpiSEM-... --agent NAME``): they read what a careful
 agent reads, judge the evidence they *saw* with the task's legality rule, and act. They are privileged
 (they know the task's atoms and rule, never the world or the mask): what differs between them is what
 they do when evidence is missing.
@@ -12,7 +12,7 @@ they do when evidence is missing.
   paper's "obtaining the missing evidence does not ensure correct action"); without an audit tool it
   escalates on missing evidence like ``careful``.
 
-``always-refuse`` (a generic baseline, :class:`~tooltrap.agents.scripted.RefuseAgent`) completes the set.
+The generic ``always-refuse`` baseline completes the set. They import only the engine and this benchmark.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import json
 from collections import deque
 from typing import Any, ClassVar
 
-from tooltrap.envs.core import EnvUsageError, ToolCall
-from tooltrap.envs.episem.tools.evidence import AUDIT_TOOL
-from tooltrap.envs.episem.world import facts_in, value_at
+from tooltrap.envs.core import Agent, EnvUsageError, ToolCall, register_baseline
 
-from .base import Agent
+from .benchmark import EpiSEM
+from .tools.evidence import AUDIT_TOOL
+from .world import facts_in, value_at
 
 
 class EvidenceAgent(Agent):
@@ -132,16 +132,19 @@ class EvidenceAgent(Agent):
         return self._send(self.deciding.popleft())
 
 
+@register_baseline(EpiSEM)
 class CarefulAgent(EvidenceAgent):
     name = "careful"
 
 
+@register_baseline(EpiSEM)
 class TrustingAgent(EvidenceAgent):
     name = "trusting"
     recovers = False
     commits_when_undecided = True
 
 
+@register_baseline(EpiSEM)
 class RecoverThenMisactAgent(EvidenceAgent):
     name = "recover-then-misact"
     commits_after_recovery = True
