@@ -4,7 +4,7 @@ Usage: python scripts/build_corpus.py [DOMAIN ...]   (default: every domain with
 
 Adding a template touches one folder (``templates/<domain>/``): this script regenerates the task
 files, the template table (docs/sabench_templates.md) and the counts (data/manifest.json) that the
-tests read; tests/sabench/test_sabench_corpus.py checks that all three are current.
+tests read; tests/sabench/test_corpus.py checks that all three are current.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Usage: python scripts/build_episem.py [--check]
 Reads ``envs/episem/authoring/families/<domain>/*.json``, compiles every twin pair (deriving each atom's
 exposures by running the read tools), and writes ``envs/episem/data/tasks.json`` and the counts in
 ``envs/episem/data/manifest.json``. ``--check`` writes nothing and fails when either file is stale
-(tests/episem/test_episem_corpus.py runs the same comparison).
+(tests/episem/test_corpus.py runs the same comparison).
 """
 
 from __future__ import annotations

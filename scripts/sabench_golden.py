@@ -1,7 +1,7 @@
 """SABench golden digests: the corpus, the prompts and tool schemas, every verdict, reward and reward
 component of the 11 scripted runs and of every trap solution, and the report built from those runs.
 
-The engine must stay generic without moving SABench by one byte: ``tests/sabench/test_sabench_golden.py``
+The engine must stay generic without moving SABench by one byte: ``tests/sabench/test_golden.py``
 recomputes these digests and compares them with ``tests/golden/sabench.json`` (taken before the engine
 was made generic). A mismatch names the part and the task that changed. History: the ``prompts`` part
 was taken again once, when the tool schemas gained declared bounds (issue 8: list and string lengths).

@@ -14,7 +14,9 @@ asked and nothing more.
 
 from __future__ import annotations
 
-from ._registration import ENV_IDS, benchmark_report, check_env_id, env_spec, register_envs
+from tooltrap.envs.packages import ENV_IDS, check_env_id, env_spec, register_envs
+
+from ._registration import benchmark_report
 
 __version__ = "0.1.0"
 

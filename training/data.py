@@ -24,7 +24,6 @@ from typing import Any
 
 import gymnasium as gym
 
-import tooltrap  # noqa: F401  (registers the env ids)
 from tooltrap.envs.core import IdLookups, TrapNotes, select_task_ids
 
 from .environment import EnvMix, Mix, _toolsets, as_mix, environment_key, training_kwargs

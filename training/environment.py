@@ -6,10 +6,10 @@ reward for each rollout.
     from trl import GRPOTrainer
     from tooltrap.training import component_rewards, environment_class, environment_reward, task_dataset
 
-    Env = environment_class("SABench-Calendar-v0")
+    Env = environment_class(ENV_ID)  # any registered env id
     loggers = component_rewards(Env)
     trainer = GRPOTrainer(model=..., args=GRPOConfig(..., reward_weights=[1.0] + [0.0] * len(loggers)),
-                          train_dataset=task_dataset("SABench-Calendar-v0"), environment_factory=Env,
+                          train_dataset=task_dataset(ENV_ID), environment_factory=Env,
                           reward_funcs=[environment_reward, *loggers])
 
 The classes define no ``get_reward`` on purpose: TRL would call it without the model's closing turn,
@@ -22,7 +22,7 @@ use several toolsets (several env ids, or families with different tools), :func:
 builds one class per distinct toolset and TRL (>= 1.16) picks the class of each dataset row from its
 ``environment`` column, which :func:`~tooltrap.training.data.task_rows` fills::
 
-    mix = [EnvMix("SABench-Email-v0"), EnvMix("SABench-Calendar-v0", weight=2)]
+    mix = [EnvMix(FIRST_ENV_ID), EnvMix(SECOND_ENV_ID, weight=2)]
     factories = environment_factories(mix)
     trainer = GRPOTrainer(..., train_dataset=task_dataset(mix), environment_factory=factories,
                           reward_funcs=[environment_reward, *component_rewards(factories)])
@@ -45,7 +45,6 @@ from typing import Any
 
 import gymnasium as gym
 
-import tooltrap  # noqa: F401  (registers the env ids)
 from tooltrap.envs.core import EnvUsageError, ToolSpec, abort_episode
 from tooltrap.wrappers.defenses import apply_defense
 from tooltrap.wrappers.formats import answer_tool, message_text, parse_completion
@@ -73,7 +72,7 @@ def env_parameters(env_id: str) -> set[str] | None:
     """The keyword arguments ``env_id``'s constructor takes (None: it takes any)."""
     from gymnasium.envs.registration import load_env_creator
 
-    from tooltrap import env_spec
+    from tooltrap.envs.packages import env_spec
 
     spec = env_spec(env_id)
     creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point

@@ -6,7 +6,7 @@ turn through the env) or ``--rollout rollout_func`` (our multi-turn
 loop through the gymnasium env, env tokens masked). Reward components are logged as
 ``rewards/<component>/mean``. TRL's example-script conventions (``TrlParser``, ``--config file.yaml``)::
 
-    python -m tooltrap.training.grpo --model_name_or_path runs/sft --env_id SABench-v0 --split train \\
+    python -m tooltrap.training.grpo --model_name_or_path runs/sft --env_id ENV_ID --split train \\
         --output_dir runs/grpo --num_generations 8 --max_completion_length 1024 \\
         --use_vllm true --vllm_mode colocate --use_peft --lora_r 16
 """

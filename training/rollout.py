@@ -13,7 +13,6 @@ from typing import Any
 
 import gymnasium as gym
 
-import tooltrap  # noqa: F401  (registers the env ids)
 from tooltrap.envs.core import abort_episode
 from tooltrap.wrappers.defenses import apply_defense
 from tooltrap.wrappers.formats import answer_tool, parse_completion

@@ -4,10 +4,10 @@ Follows TRL's example-script conventions (``TrlParser`` over script, training an
 ``--config file.yaml`` supported)::
 
     python -m tooltrap.training.sft --model_name_or_path Qwen/Qwen2.5-0.5B-Instruct \\
-        --env_id SABench-v0 --split train --output_dir runs/sft --num_train_epochs 2 \\
+        --env_id ENV_ID --split train --output_dir runs/sft --num_train_epochs 2 \\
         --use_peft --lora_r 16 --lora_alpha 32 --assistant_only_loss true
 
-Then evaluate the checkpoint: ``tooltrap eval SABench-v0 --agent hf:runs/sft --out runs/sft-eval``.
+Then evaluate the checkpoint: ``tooltrap eval ENV_ID --agent hf:runs/sft --out runs/sft-eval``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 class EnvArguments:
     """Which tooltrap tasks to train on."""
 
-    env_id: str = field(default="SABench-v0", metadata={"help": "A registered tooltrap env id."})
+    env_id: str = field(metadata={"help": "A registered tooltrap env id (required)."})
     tasks_file: str | None = field(
         default=None, metadata={"help": "Your own task file (JSON/JSONL) instead of the packaged corpus."}
     )
@@ -50,7 +50,7 @@ class EnvArguments:
 
     def env_kwargs(self, env_id: str | None = None) -> dict[str, Any]:
         """The env kwargs: ``split`` / ``toolset`` / ``state_format`` for the envs whose constructor takes
-        them (SABench's), ``tasks_file``, and every ``--env_arg``."""
+        them, ``tasks_file``, and every ``--env_arg``."""
         from tooltrap.envs.core import parse_key_values
 
         from .environment import env_parameters

@@ -20,11 +20,11 @@ STRUCTURAL = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response
 def _corpus(rng: random.Random) -> list[str]:
     """Prose, JSON tool calls and tool responses in the style of tooltrap prompts, so the BPE learns
     JSON punctuation and the tool names."""
-    import tooltrap
     from tooltrap.envs.core import BENCHMARKS, Toolset
+    from tooltrap.envs.packages import ENV_IDS, env_spec
 
-    for env_id in tooltrap.ENV_IDS:  # import every packaged benchmark: their tools shape the vocabulary
-        tooltrap.env_spec(env_id)
+    for env_id in ENV_IDS:  # import every packaged benchmark: their tools shape the vocabulary
+        env_spec(env_id)
     packaged = [cls for cls in BENCHMARKS.values() if cls.__module__.startswith("tooltrap.envs.")]
     specs: dict[str, Any] = {}
     for cls in packaged:  # benchmarks may share tool names (a final answer tool): first one wins

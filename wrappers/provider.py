@@ -1,5 +1,6 @@
 """One provider module for OpenAI-compatible chat completions (vLLM, hosted providers), shared by the
-LLM agents (:mod:`tooltrap.agents.llm`) and the LLM judges (:mod:`tooltrap.wrappers.eval.agentprop.judges`).
+LLM agents (:mod:`tooltrap.agents.llm`) and the LLM judges of a benchmark's evaluation package
+(``wrappers/eval/<benchmark>/judges.py``).
 
 * :class:`ChatClient` - one server: the HTTP client, timeouts that cover the whole reply, a size limit,
   retries with exponential backoff, a concurrency limit, the native-tools switch (a server that rejects

@@ -13,7 +13,7 @@ or, when it is done::
     Thought: <reasoning>
     Final Answer: <the answer to the user>
 
-Why: this is the harness of the AgentProp-Bench paper, where open-weight models without native
+Why: this is the harness of the error-propagation paper's release, where open-weight models without native
 tool-calling support are prompted in ReAct style with the tool names and one-line descriptions and no
 parameter schemas (a model must guess argument names and types, which explains part of the validation
 errors the paper reports), and get at most 5 model calls per task. Running an env through this wrapper
@@ -203,7 +203,7 @@ def parse_react(text: str) -> tuple[str, Any]:
 
 
 class ReActFormat(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Play any tooltrap env in the prompted ReAct format (the AgentProp paper's harness).
+    """Play any tooltrap env in the prompted ReAct format (the error-propagation paper's harness).
 
     The prompt lists the tools by name and one-line description (no schemas) and asks for
     ``Thought`` / ``Action`` / ``Action Input`` or ``Final Answer`` replies; each ``step`` takes the

@@ -3,7 +3,7 @@ with zero unauthorized writes, every trap solution is flagged with its expected 
 probe derived from gold (:mod:`~tooltrap.envs.sabench.probes`) scores below gold, and the
 characteristic act-first intent is well-formed.
 
-Run ``python scripts/selfcheck.py`` or see ``tests/sabench/test_sabench_corpus.py``.
+Run ``python scripts/selfcheck.py`` or see ``tests/sabench/test_corpus.py``.
 """
 
 from __future__ import annotations

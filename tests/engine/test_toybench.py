@@ -1,6 +1,7 @@
-"""The toy benchmark (tests/toybench.py) runs through everything a packaged benchmark does, with no
-engine change: gym.make, check_env, the scripted agents, tooltrap eval over a variant grid (with
-resume), tooltrap report, a defense and the TRL adapter."""
+"""The toy benchmark (tests/toybench/, a package with the rooms of a packaged benchmark) runs through
+everything a packaged benchmark does, with no change outside its folder: gym.make, check_env, the
+generic scripted agents and its own baselines by name, tooltrap eval over a variant grid (with resume),
+tooltrap report with its own report object, its self-check, a defense and the TRL adapter."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import tests.toybench as toy
+from tests.toybench import report as toy_report
+from tests.toybench import selfcheck as toy_selfcheck
+from tests.toybench.authoring import build as toy_build
 from tooltrap.agents import make_agent
 from tooltrap.cli import main
 from tooltrap.evaluate import evaluate, run_episode
@@ -87,7 +91,7 @@ def test_eval_over_a_variant_grid_resumes_by_task_and_variant_then_reports(tmp_p
     report = tmp_path / "report"
     assert main(["report", str(out), str(refuse), "--out", str(report), "--resamples", "200"]) == 0
     md = (report / "report.md").read_text()
-    assert md.startswith("# toylibrary report") and "## By variant" in md
+    assert md.startswith(toy_report.TITLE) and "## By variant" in md  # the toy's own report object
     data = json.loads((report / "report.json").read_text())
     assert data["benchmark"] == "toylibrary" and [r["name"] for r in data["runs"]] == ["gold", "clarify"]
     rows = (report / "metrics.csv").read_text().splitlines()
@@ -205,3 +209,38 @@ def test_a_benchmark_can_make_any_commit_end_the_episode():
     _, _, terminated, _, _ = env.step(json.dumps(action))
     assert terminated and env.trace.disposition == "commit" and env.trace.terminal == "library_issue_card"
     assert [c.name for c in env.trace.not_executed] == ["respond"]
+
+
+def test_the_toys_own_baselines_resolve_by_name_and_bracket_the_worlds(tmp_path):
+    """``--agent librarian`` / ``lend-anyway``: registered by tests/toybench/baselines.py through the
+    engine's registry, no edit of tooltrap.agents."""
+    out = tmp_path / "librarian"
+    argv = ["eval", ENV, "--out", str(out), "--quiet", "--resamples", "100"]
+    assert (
+        main([*argv, "--agent", "librarian", "--variant", "stock=available", "--variant", "stock=out"]) == 0
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["goal"]["value"] == 1.0 and summary["unsafe_lend"]["value"] == 0.0
+    reckless = tmp_path / "lend-anyway"
+    argv = ["eval", ENV, "--out", str(reckless), "--quiet", "--resamples", "100", "--variant", "stock=out"]
+    assert main([*argv, "--agent", "lend-anyway"]) == 0
+    assert json.loads((reckless / "summary.json").read_text())["unsafe_lend"]["value"] == 1.0
+    with pytest.raises(Exception, match="librarian"):
+        make_agent("librarain", benchmark=toy.LibraryBench.name)
+
+
+def test_the_toys_self_check_passes_and_catches_a_reward_that_forgives_unsafe_lends():
+    assert all(check.ok for check in toy_selfcheck.check_all())
+    forgiving = toy.LibraryBench()
+    forgiving.reward_config_cls = type(
+        "Forgiving", (toy.LibraryReward,), {"__annotations__": {"unsafe_commit": float}, "unsafe_commit": 1.0}
+    )
+    from tooltrap.envs.core import ToolEnv
+
+    env = ToolEnv(forgiving, toy.packaged_tasks())
+    problems = toy_selfcheck.check_task(env, toy.TASKS[0].id).problems
+    assert any("lend-anyway" in p for p in problems)
+
+
+def test_the_toys_packaged_tasks_are_current_with_its_authoring():
+    assert toy_build.main(["--check"]) == 0

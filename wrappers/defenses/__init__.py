@@ -1,17 +1,18 @@
 """Defenses (mitigations) as gymnasium wrappers, registered by name (see :mod:`.base` to write one).
 
-Registered here (``tooltrap list`` shows every registered defense):
+Registered here, each the mitigation a benchmark's paper defines (its module cites the paper;
+``tooltrap list`` shows every registered defense):
 
-* ``confirm-prompt``: the prompt-level confirmation policy (SABench paper, section 8).
+* ``confirm-prompt``: the prompt-level confirmation policy.
 * ``confirm-gate``: a tool-enforced confirmation gate: every write waits for a simulated user who sees
   the call as stated (tool and arguments), not its side effects.
 * ``preview``: structured write preview: a write returns exactly what would change (entities, fields,
   who is notified, external reach) and commits only when the identical call is sent again.
 * ``preview-gate``: the gate's simulated user sees the structured preview before deciding.
-* ``caution``: a prompt-only preamble: do not act when in doubt, escalate (SentryBench paper, VI).
+* ``caution``: a prompt-only preamble: do not act when in doubt, escalate.
 * ``tgcc``: the trust gate: tool output marked untrusted, a heuristic injection detector, consequential
   calls routed to a human on a manipulation signal or an over-broad record query.
-* ``interceptor``: the hallucination interceptor (AgentProp paper): tool errors, failure words and
+* ``interceptor``: the hallucination interceptor: tool errors, failure words and
   numbers seen in no observation turn an answer into an abstention; operating points ``early``,
   ``output-only``, ``tuned``, ``packaged``.
 """

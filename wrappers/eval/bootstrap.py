@@ -1,4 +1,4 @@
-"""Template-clustered bootstrap (the SABench paper's inference unit), vectorized and seeded.
+"""Cluster bootstrap (templates or families: the inference unit of the papers), vectorized and seeded.
 
 A rate is ``sum(numerator) / sum(denominator)`` over episodes. Resampling clusters (templates) with
 replacement is equivalent to drawing a multinomial count per cluster, so ``B`` resamples of ``M`` rates

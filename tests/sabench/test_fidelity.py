@@ -1,6 +1,6 @@
 """SABench oracle fidelity: what a reward-maximizing policy could exploit is judged outside the
 authorization (issue 9). Small tasks are built here with the template helpers, so that each test
-states its scenario; the corpus-wide probes run in the self-check (tests/sabench/test_sabench_corpus.py)."""
+states its scenario; the corpus-wide probes run in the self-check (tests/sabench/test_corpus.py)."""
 
 from __future__ import annotations
 
