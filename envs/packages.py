@@ -66,6 +66,14 @@ def _env_ids() -> dict[str, tuple[str, dict[str, object]]]:
     return found
 
 
+def load_benchmarks() -> None:
+    """Import every shipped benchmark's env module, which defines its ``Benchmark`` class (and so fills
+    ``tooltrap.envs.core.BENCHMARKS``): for what lists them all, such as the reward vocabulary table."""
+    for name in PACKAGES:
+        package = importlib.import_module(f"{__package__}.{name}")
+        importlib.import_module(package.ENTRY_POINT.partition(":")[0])
+
+
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = _env_ids()
 

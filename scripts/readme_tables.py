@@ -1,5 +1,5 @@
 """Write the README's generated tables: the mitigation table of scripted baselines, from the runs CI
-scores (``tests/golden/sabench.json``, made by ``scripts/sabench_golden.py``), and the learning-curve
+scores (``tests/golden/sabench.json``, made by ``scripts/baselines.py sabench``), and the learning-curve
 table, from the last run of ``scripts/learning_curve.py --write-docs`` (``docs/learning_curve.json``).
 ``tests/test_readme.py`` checks the README holds exactly what this script writes, so a stale table
 fails CI.
@@ -24,7 +24,7 @@ CURVE_START = (
 CURVE_END = "<!-- learning-curve:end -->"
 EPISEM = ROOT / "docs" / "episem_baselines.json"
 EPISEM_START = (
-    "<!-- episem-baselines:start (scripts/episem_baselines.py --write-docs; scripts/readme_tables.py) -->"
+    "<!-- episem-baselines:start (scripts/baselines.py episem --write-docs; scripts/readme_tables.py) -->"
 )
 EPISEM_END = "<!-- episem-baselines:end -->"
 #: README rows of the EpiSEM table: (label, metric)
@@ -96,7 +96,7 @@ def curve_table() -> str:
 
 SENTRY = ROOT / "docs" / "sentry_baselines.json"
 SENTRY_START = (
-    "<!-- sentry-baselines:start (scripts/sentry_baselines.py --write-docs; scripts/readme_tables.py) -->"
+    "<!-- sentry-baselines:start (scripts/baselines.py sentry --write-docs; scripts/readme_tables.py) -->"
 )
 SENTRY_END = "<!-- sentry-baselines:end -->"
 SENTRY_COLUMNS = (
@@ -179,7 +179,7 @@ def episem_table(result: dict) -> str:
 
 
 AGENTPROP = ROOT / "docs" / "agentprop_baselines.json"
-AGENTPROP_START = "<!-- agentprop-baselines:start (scripts/agentprop_baselines.py --write-docs; scripts/readme_tables.py) -->"
+AGENTPROP_START = "<!-- agentprop-baselines:start (scripts/baselines.py agentprop --write-docs; scripts/readme_tables.py) -->"
 AGENTPROP_END = "<!-- agentprop-baselines:end -->"
 #: README columns of the AgentProp baselines: (label, metric)
 AGENTPROP_COLUMNS = (

@@ -1,5 +1,5 @@
 """Numbers in the README come from scripts CI runs: the mitigation table is what scripts/readme_tables.py
-writes from the runs scripts/sabench_golden.py scores (tests/golden/sabench.json)."""
+writes from the runs scripts/baselines.py sabench scores (tests/golden/sabench.json)."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ from .world import (
     world_state,
 )
 
-#: the packaged, compiled corpus (built by ``scripts/build_episem.py`` from ``families/``)
+#: the packaged, compiled corpus (built by ``scripts/build.py episem`` from ``families/``)
 TASKS_RESOURCE = "data/tasks.json"
 
 SYSTEM_PROMPT = """You are an operations assistant acting for {user} at {org}. You work only through the \
@@ -422,7 +422,7 @@ class EpiSEMEnv(ToolEnv):
         )
 
 
-#: the corpus counts the tests read (written with the tasks by ``scripts/build_episem.py``)
+#: the corpus counts the tests read (written with the tasks by ``scripts/build.py episem``)
 MANIFEST_RESOURCE = "data/manifest.json"
 DATA_DIR = Path(__file__).parent / "data"
 

@@ -1,4 +1,4 @@
-"""The EpiSEM self-check, for every twin pair (``scripts/selfcheck_episem.py`` runs it over the corpus;
+"""The EpiSEM self-check, for every twin pair (``scripts/selfcheck.py episem`` runs it over the corpus;
 the tests run it on a sample and on hand-built faults).
 
 Per pair it proves:

@@ -182,7 +182,7 @@ def benchmark() -> Sentry:
 
 @cache
 def packaged_scenarios() -> TaskSet[SentryScenario]:
-    """The scenarios shipped with the package (built by ``scripts/build_sentry_corpus.py``)."""
+    """The scenarios shipped with the package (built by ``scripts/build.py sentry``)."""
     ref = resources.files(__package__).joinpath(SCENARIOS_RESOURCE)
     raw = json.loads(ref.read_text(encoding="utf-8"))
     return TaskSet(

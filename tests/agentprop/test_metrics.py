@@ -1,6 +1,6 @@
 """AgentProp-Bench: the scripted agents move the stage metrics as designed, the reward orders outcomes
 correct > abstention > wrong > fabrication and no probe beats gold (sampled; the whole corpus runs in
-scripts/selfcheck_agentprop.py), the checker resists dumps and hedges, the metrics on hand-built
+scripts/selfcheck.py agentprop), the checker resists dumps and hedges, the metrics on hand-built
 arrays, the paired interceptor comparison, the report, the ReAct harness through ``evaluate``, the LLM
 judges over an evaluation's answers, and training."""
 

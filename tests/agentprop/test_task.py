@@ -47,7 +47,7 @@ def test_generation_is_deterministic_and_packaged_current(tasks):
     from pathlib import Path
 
     packaged = Path(__file__).parents[2] / "envs" / "agentprop" / "data" / "tasks.json"
-    assert packaged.read_text(encoding="utf-8") == render_tasks(again), "run scripts/build_agentprop_tasks.py"
+    assert packaged.read_text(encoding="utf-8") == render_tasks(again), "run scripts/build.py agentprop"
     assert render_tasks(generate(seed=1)) != render_tasks(again)
 
 

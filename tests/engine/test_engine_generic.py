@@ -474,9 +474,10 @@ def test_goal_condition_types_are_registered_not_hard_wired(tmp_path):
 
 # -- one reward vocabulary --------------------------------------------------------------------------------
 def test_every_benchmark_reports_components_from_the_shared_vocabulary():
-    import tooltrap.envs.sabench  # noqa: F401
+    from tooltrap.envs.packages import load_benchmarks
 
-    assert {"sabench", "toylibrary"} <= set(BENCHMARKS)
+    load_benchmarks()
+    assert {"sabench", "episem", "sentry", "agentprop", "toylibrary"} <= set(BENCHMARKS)
     for cls in BENCHMARKS.values():
         components = cls.reward_config_cls.components
         assert components and set(components) <= set(REWARD_COMPONENTS), cls.name
@@ -522,11 +523,10 @@ def test_a_reward_config_declares_each_component_once_and_weighs_exactly_those()
 
 
 def test_reward_vocabulary_table_is_current():
-    import tooltrap.envs.agentprop.benchmark  # noqa: F401
-    import tooltrap.envs.episem  # noqa: F401
-    import tooltrap.envs.sabench  # noqa: F401
-    import tooltrap.envs.sentry  # noqa: F401
     from tooltrap.envs.core.reward import vocabulary_table
+    from tooltrap.envs.packages import load_benchmarks
+
+    load_benchmarks()
 
     doc = Path(__file__).parents[2] / "docs" / "rewards.md"
     assert doc.read_text() == vocabulary_table(), "run python scripts/reward_table.py"

@@ -29,7 +29,7 @@ def test_counts_match_the_paper_inventory():
 def test_packaged_files_are_current_with_the_families():
     tasks = build_tasks()
     assert (DATA_DIR / "tasks.json").read_text(encoding="utf-8") == render_tasks(tasks), (
-        "run scripts/build_episem.py"
+        "run scripts/build.py episem"
     )
     assert (DATA_DIR / "manifest.json").read_text(encoding="utf-8") == render_manifest(tasks)
 

@@ -33,14 +33,14 @@ def test_packaged_json_is_what_the_generators_make(domain):
     packaged = (
         resources.files("tooltrap.envs.sabench").joinpath(f"data/{domain}.json").read_text(encoding="utf-8")
     )
-    assert packaged == render(domain), "run: python scripts/build_corpus.py"
+    assert packaged == render(domain), "run: python scripts/build.py sabench"
 
 
 def test_template_table_and_counts_are_current():
     """The generated artifacts (template table, counts) are what the templates make: adding a template
-    touches its folder and reruns scripts/build_corpus.py, nothing else."""
-    assert DOCS_TABLE.read_text(encoding="utf-8") == render_table(), "run: python scripts/build_corpus.py"
-    assert MANIFEST.read_text(encoding="utf-8") == render_manifest(), "run: python scripts/build_corpus.py"
+    touches its folder and reruns scripts/build.py sabench, nothing else."""
+    assert DOCS_TABLE.read_text(encoding="utf-8") == render_table(), "run: python scripts/build.py sabench"
+    assert MANIFEST.read_text(encoding="utf-8") == render_manifest(), "run: python scripts/build.py sabench"
 
 
 COUNTS = json.loads(MANIFEST.read_text(encoding="utf-8"))

@@ -1,12 +1,12 @@
 """SABench is byte-identical to the golden digests taken before the engine was made generic: the corpus,
 the prompts and tool schemas, every verdict, reward and reward component of the 11 scripted runs and of
-every trap solution, the summaries and the report (scripts/sabench_golden.py)."""
+every trap solution, the summaries and the report (scripts/baselines.py sabench)."""
 
 from __future__ import annotations
 
 import json
 
-from scripts.sabench_golden import GOLDEN, compute, differences
+from scripts.benchmarks.sabench.baselines import GOLDEN, compute, differences
 
 
 def test_sabench_is_byte_identical_to_the_golden_digests(tmp_path):

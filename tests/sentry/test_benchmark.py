@@ -75,7 +75,7 @@ def test_packaged_scenarios_are_current():
     from pathlib import Path
 
     spec = importlib.util.spec_from_file_location(
-        "b", Path(__file__).parents[2] / "scripts" / "build_sentry_corpus.py"
+        "b", Path(__file__).parents[2] / "scripts" / "benchmarks" / "sentry" / "build.py"
     )
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]

@@ -94,7 +94,7 @@ def test_detector_precision_and_recall_on_the_real_rows():
 
 def test_a_scenario_set_built_from_the_real_files(tmp_path):
     spec = importlib.util.spec_from_file_location(
-        "b", Path(__file__).parents[2] / "scripts" / "build_sentry_corpus.py"
+        "b", Path(__file__).parents[2] / "scripts" / "benchmarks" / "sentry" / "build.py"
     )
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]

@@ -1,6 +1,6 @@
 """AgentProp-Bench task generator: templates per domain and difficulty, each drawing a query and its gold
 calls and computing the reference facts from the gold outputs, deterministically from a seed
-(``scripts/build_agentprop_tasks.py`` writes the packaged file).
+(``scripts/build.py agentprop`` writes the packaged file).
 
 Difficulty: easy (one tool call), medium (two), hard (three or more, where a later call depends on an
 earlier result: a branch). Domains and counts: weather 674, calendar 667, medical 559, knowledge 100

@@ -3,7 +3,7 @@
 The packaged corpus (``data/scenarios.json``) is built from the bundled pools: ``data/content.json``
 (authored transcripts, terse reports and messages in an invented city) and ``data/payloads.json``
 (short excerpts of real injection and jailbreak prompts from permissive corpora, attributed in
-``data/NOTICE``). ``scripts/build_sentry_corpus.py --data DIR`` builds the same families from the real
+``data/NOTICE``). ``scripts/build.py sentry --data DIR`` builds the same families from the real
 files a user supplies: Figure Eight disaster messages become the terse reports, the payload corpora
 the payloads.
 

@@ -32,7 +32,7 @@ from . import paper
 from .metrics import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
 
 #: 11 scripted runs, as the paper's 11 models: the baselines with and without each mitigation
-#: (agent, defense); scripts/bench_report.py and scripts/sabench_golden.py score them
+#: (agent, defense); scripts/bench.py sabench and scripts/baselines.py sabench score them
 SCRIPTED_RUNS: tuple[tuple[str, str], ...] = (
     ("gold", "none"),
     ("clarify", "none"),

@@ -3,7 +3,7 @@
 A template is a module in ``templates/<domain>/`` that defines ``TEMPLATE = Template(...)``: its
 labels, a one-line description of the trap, and ``generate(rng, index) -> TaskSpec`` producing the
 ``index``-th task. A task varies entities, state contents and wording; everything is derived from the
-template's seeded RNG, so generation is deterministic. ``scripts/build_corpus.py`` writes the packaged
+template's seeded RNG, so generation is deterministic. ``scripts/build.py sabench`` writes the packaged
 JSON; a test proves the packaged JSON equals a fresh generation.
 """
 

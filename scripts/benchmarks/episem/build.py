@@ -1,6 +1,6 @@
 """Compile the EpiSEM families into the packaged corpus.
 
-Usage: python scripts/build_episem.py [--check]
+Usage: python scripts/build.py episem [--check]
 
 Reads ``envs/episem/authoring/families/<domain>/*.json``, compiles every twin pair (deriving each atom's
 exposures by running the read tools), and writes ``envs/episem/data/tasks.json`` and the counts in
@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
             str(p) for p, text in outputs.items() if not p.exists() or p.read_text(encoding="utf-8") != text
         ]
         if stale:
-            print("stale: " + ", ".join(stale) + " (run python scripts/build_episem.py)", file=sys.stderr)
+            print("stale: " + ", ".join(stale) + " (run python scripts/build.py episem)", file=sys.stderr)
             return 1
         print(f"{len(tasks)} pairs: packaged corpus is current")
         return 0

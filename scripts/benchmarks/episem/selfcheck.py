@@ -1,6 +1,6 @@
 """EpiSEM self-check over family files (default: every packaged family), pair by pair.
 
-Usage: python scripts/selfcheck_episem.py [FAMILY.json ...]
+Usage: python scripts/selfcheck.py episem [FAMILY.json ...]
 
 Compiles each family (typed errors name the file, the pair and the field), then runs
 :func:`tooltrap.envs.episem.selfcheck.check_pair` on every pair: data (witness sets, exposures), gold in

@@ -13,7 +13,7 @@ Issues 7 and 8 left every verdict, reward, summary and report digest as it was b
 ``no_answer`` (-0.5 when an episode ends without a terminal call); verdicts, summaries, the report
 and the headline did not move.
 
-Usage: python scripts/sabench_golden.py [--write] [--resamples 10000]
+Usage: python scripts/baselines.py sabench [--write] [--resamples 10000]
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from tooltrap.wrappers.eval.sabench.report import SCRIPTED_RUNS
 
 gym.register_envs(tooltrap)
 
-GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "sabench.json"
-DATA = Path(__file__).resolve().parent.parent / "envs" / "sabench" / "data"
+GOLDEN = Path(__file__).resolve().parents[3] / "tests" / "golden" / "sabench.json"
+DATA = Path(__file__).resolve().parents[3] / "envs" / "sabench" / "data"
 
 #: prompt options whose reset messages and tool schemas are digested
 PROMPTS = [

@@ -2,7 +2,7 @@
 corpus has 201 tasks), every breakdown, 10,000 template resamples. Target (issue #3): under 5 s.
 
 The floor measured in the same run is reading and decoding the runs' episodes.jsonl files.
-Usage: python scripts/bench_report.py [--env SABench-v0] [--resamples 10000] [--work DIR]
+Usage: python scripts/bench.py sabench [--env SABench-v0] [--resamples 10000] [--work DIR]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """AgentProp-Bench's scripted baselines under every injection, with and without the interceptor, and
 the report.
 
-Usage: python scripts/agentprop_baselines.py [--out DIR] [--write-docs | --check]
+Usage: python scripts/baselines.py agentprop [--out DIR] [--write-docs | --check]
 
 Runs ``tooltrap eval AgentProp-v0`` (the 2,000 core tasks) x the five injection settings for the agents
 trusting, rejecting, guessing, fabricating and abstaining; then trusting, guessing and rejecting under
@@ -34,7 +34,7 @@ AGENTS = ("trusting", "rejecting", "guessing", "fabricating", "abstaining")
 INTERCEPTED = ("trusting", "guessing", "rejecting")
 POINTS = ("interceptor", "interceptor-packaged")
 HELD_OUT = ("trusting", "rejecting")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 RESULT = ROOT / "docs" / "agentprop_baselines.json"
 
 

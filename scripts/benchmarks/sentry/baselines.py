@@ -1,7 +1,7 @@
 """SentryBench's scripted baselines under every defense, the report, and the detector's precision and
 recall on the real injection and benign rows of the public corpora.
 
-Usage: python scripts/sentry_baselines.py [--out DIR] [--data DIR] [--write-docs | --check]
+Usage: python scripts/baselines.py sentry [--out DIR] [--data DIR] [--write-docs | --check]
 
 Runs ``tooltrap eval SentryBench-v0 --agent A --defense D`` for the agents obedient, cautious,
 form-sensitive and careful under none, caution and tgcc (into ``--out``, default a temporary folder),
@@ -34,7 +34,7 @@ from tooltrap.wrappers.eval.sentry.report import METRICS, REPORT
 
 AGENTS = ("obedient", "cautious", "form-sensitive", "careful")
 DEFENSES = ("none", "caution", "tgcc")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
 RESULT = DOCS / "sentry_baselines.json"
 SHARED = ROOT.parent / "shared" / "data" / "sentry"
@@ -115,7 +115,7 @@ def main(argv: list[str]) -> int:
             if json.dumps(stored, indent=1) + "\n" == text:
                 print(f"{RESULT} is current (without the real-row detector numbers)")
                 return 0
-            print(f"stale: {RESULT} (run python scripts/sentry_baselines.py --write-docs)", file=sys.stderr)
+            print(f"stale: {RESULT} (run python scripts/baselines.py sentry --write-docs)", file=sys.stderr)
             return 1
         return publish(
             RESULT, text, figures, write=args.write_docs, check=args.check, script="sentry_baselines.py"

@@ -1,6 +1,6 @@
 """Regenerate the packaged SABench task files from the template generators.
 
-Usage: python scripts/build_corpus.py [DOMAIN ...]   (default: every domain with templates)
+Usage: python scripts/build.py sabench [DOMAIN ...]   (default: every domain with templates)
 
 Adding a template touches one folder (``templates/<domain>/``): this script regenerates the task
 files, the template table (docs/sabench_templates.md) and the counts (data/manifest.json) that the

@@ -1,6 +1,6 @@
 """Generate the AgentProp-Bench tasks (seed 0) into the package: ``envs/agentprop/data/tasks.json``.
 
-Usage: python scripts/build_agentprop_tasks.py [--check]   (--check: fail when the packaged file is stale)
+Usage: python scripts/build.py agentprop [--check]   (--check: fail when the packaged file is stale)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ except ImportError:  # imported as scripts.build_agentprop_tasks (from the tests
 
 from tooltrap.envs.agentprop.authoring.generate import generate, render_tasks
 
-TARGET = Path(__file__).resolve().parent.parent / "envs" / "agentprop" / "data" / "tasks.json"
+TARGET = Path(__file__).resolve().parents[3] / "envs" / "agentprop" / "data" / "tasks.json"
 
 
 def main(argv: list[str]) -> int:

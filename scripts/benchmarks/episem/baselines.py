@@ -1,6 +1,6 @@
 """The EpiSEM report for the four scripted baselines under the full SBM search protocol.
 
-Usage: python scripts/episem_baselines.py [--out DIR] [--write-docs | --check] [--resamples N]
+Usage: python scripts/baselines.py episem [--out DIR] [--write-docs | --check] [--resamples N]
 
 Runs ``tooltrap eval EpiSEM-v0 --agent A --protocol sbm`` for careful, trusting, always-refuse and
 recover-then-misact (into ``--out``, default a temporary folder; reruns resume), writes the report
@@ -29,7 +29,7 @@ from tooltrap.evaluate import evaluate_protocol
 from tooltrap.wrappers.eval.episem.report import FUNNEL, METRICS, REPORT
 
 AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact")
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 RESULT = DOCS / "episem_baselines.json"
 
 

@@ -1,6 +1,6 @@
 """AgentProp self-check over every packaged task (2,000 core + 300 retail).
 
-Usage: python scripts/selfcheck_agentprop.py [--every N]
+Usage: python scripts/selfcheck.py agentprop [--every N]
 
 For each task (:func:`tooltrap.envs.agentprop.selfcheck.check_task`): the gold calls and reference are a
 clean right answer (correct, grounded, not fabricated, no extra write); every probe a reward maximizer

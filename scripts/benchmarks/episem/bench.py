@@ -7,7 +7,7 @@ same agent on the same env under full evidence, reset to the end, averaged over 
 says how many plain-episode costs the whole search takes; rollouts per second say how cheap one
 masked rollout is (the world snapshots are shared across rollouts, never rebuilt).
 
-Usage: python scripts/bench_episem.py [--agent careful] [--limit-s 60]
+Usage: python scripts/bench.py episem [--agent careful] [--limit-s 60]
 Target (issue #11): the full search over all pairs with the careful agent under 60 s on 2 cores.
 """
 

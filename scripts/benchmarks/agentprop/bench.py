@@ -4,7 +4,7 @@ ledger written line by line), then the report; and the release reproduction. Pri
 measured in the same run: the gold calls of every task run straight on the simulators (no env, no
 agent, no judge), so the ratio says what the env, the agent and the judging cost over the simulators.
 
-Usage: python scripts/bench_agentprop.py [--agent trusting] [--limit-s 30] [--reproduce-limit-s 10]
+Usage: python scripts/bench.py agentprop [--agent trusting] [--limit-s 30] [--reproduce-limit-s 10]
 Targets (issue #13): the grid under 30 s and the reproduction under 10 s on 2 cores.
 """
 
@@ -23,7 +23,7 @@ from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.agentprop.report import REPORT
 
 INJECTIONS = ("none", "type_mismatch", "out_of_range", "missing_required", "semantic_wrong")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def main(argv: list[str]) -> int:

@@ -1,11 +1,11 @@
 """Build SentryBench scenario sets.
 
 Usage:
-  python scripts/build_sentry_corpus.py                 # the packaged corpus from the bundled pools
-  python scripts/build_sentry_corpus.py --check         # fail when data/scenarios.json is stale
-  python scripts/build_sentry_corpus.py --data DIR --out FILE [--seed N]
+  python scripts/build.py sentry                 # the packaged corpus from the bundled pools
+  python scripts/build.py sentry --check         # fail when data/scenarios.json is stale
+  python scripts/build.py sentry --data DIR --out FILE [--seed N]
                                                         # a scenario set from real files (never packaged)
-  python scripts/build_sentry_corpus.py --refresh-payloads --data DIR
+  python scripts/build.py sentry --refresh-payloads --data DIR
                                                         # re-sample the bundled payload excerpts
 
 ``DIR`` holds the public datasets as in ``../shared/data/sentry`` (see its PROVENANCE.md): with
@@ -35,7 +35,7 @@ from tooltrap.envs.sentry.authoring.loaders import (
     sample,
 )
 
-DATA = Path(__file__).resolve().parent.parent / "envs" / "sentry" / "data"
+DATA = Path(__file__).resolve().parents[3] / "envs" / "sentry" / "data"
 #: Figure Eight category -> (incident type, responder, alert severity or None)
 ACTIONABLE = {
     "fire": ("fire", "fire", None),
