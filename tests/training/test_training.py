@@ -134,7 +134,9 @@ def test_sft_two_steps_on_gold_demonstrations_from_a_yaml_config_with_lora(tiny_
     AutoModelForCausalLM.from_pretrained(out)
 
 
-def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm_model, mini_tasks, tmp_path):
+def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(
+    tool_calling_model, mini_tasks, tmp_path
+):
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
@@ -162,8 +164,8 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     dataset = Dataset.from_list([{"prompt": r["prompt"], "task_id": r["task_id"]} for r in rows[:4]])
     loggers = component_rewards(Tracked)
     trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(warm_model),
-        processing_class=AutoTokenizer.from_pretrained(warm_model),
+        model=AutoModelForCausalLM.from_pretrained(tool_calling_model),
+        processing_class=AutoTokenizer.from_pretrained(tool_calling_model),
         reward_funcs=[environment_reward, *loggers],
         args=_grpo_config(tmp_path / "grpo", reward_weights=[1.0] + [0.0] * len(loggers)),
         train_dataset=dataset,
@@ -251,7 +253,7 @@ def test_mixed_datasets_weights_and_one_class_per_toolset(mini_mix):
         assert {t["function"]["name"] for t in json.loads(row["tools"])} == set(type(env).toolset)
 
 
-def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_three_environments(tool_calling_model, mini_mix, tmp_path):
     from tooltrap.training import environment_factories, task_rows
 
     resets: dict[str, int] = {}
@@ -271,7 +273,9 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     first = {}
     for r in rows:
         first.setdefault(r["environment"], r)
-    trainer = _multi_environment_run(warm_model, factories, list(first.values()), tmp_path / "grpo-mix")
+    trainer = _multi_environment_run(
+        tool_calling_model, factories, list(first.values()), tmp_path / "grpo-mix"
+    )
     assert set(resets) == set(factories) and all(n >= 2 for n in resets.values())  # two generations each
     logs = [h for h in trainer.state.log_history if "reward" in h]
     assert logs
@@ -279,7 +283,9 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     assert "rewards/goal/mean" in logs[0] and "rewards/collateral_external/mean" in logs[0]
 
 
-def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(
+    tool_calling_model, mini_mix, tmp_path
+):
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [mini_mix[0], EnvMix("tests.toybench:ToyLibrary-v0", name="toy")]
@@ -288,21 +294,23 @@ def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(war
     picked = {r["environment"]: r for r in rows}
     names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and names.count("goal") == 1
-    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-two")
+    trainer = _multi_environment_run(
+        tool_calling_model, factories, list(picked.values()), tmp_path / "grpo-two"
+    )
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     assert "rewards/environment_reward/mean" in log
     # a component only one benchmark reports is averaged over that benchmark's rollouts only
     assert "rewards/unsafe_commit/mean" in log and "rewards/ambiguity_violation/mean" in log
 
 
-def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, mini_tasks, tmp_path):
+def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(tool_calling_model, mini_tasks, tmp_path):
     from tooltrap.cli import main as tooltrap_main
     from tooltrap.training.grpo import cli
 
     out = tmp_path / "grpo-rollout"
     trainer = cli(
         [
-            "--model_name_or_path", str(warm_model), "--env_id", "SABench-v0", "--tasks_file", str(mini_tasks),
+            "--model_name_or_path", str(tool_calling_model), "--env_id", "SABench-v0", "--tasks_file", str(mini_tasks),
             "--split", "all", "--state_format", "tools_only", "--rollout", "rollout_func", "--output_dir", str(out),
             "--max_steps", "2", "--per_device_train_batch_size", "2", "--num_generations", "2", "--max_completion_length", "96",
             "--bf16", "false", "--report_to", "none", "--save_strategy", "no", "--logging_steps", "1", "--use_vllm", "false",
@@ -439,7 +447,7 @@ def test_episem_demonstrations_cover_both_worlds_and_the_recovery(tiny_model):
     assert len(sft_dataset(mix[3], tok)) == 50
 
 
-def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(tool_calling_model, mini_mix, tmp_path):
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [
@@ -459,7 +467,9 @@ def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(warm_model, 
     names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and "recovery" in names
     assert "attack_success" in names and "containment" in names and "fabrication" in names
-    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-four")
+    trainer = _multi_environment_run(
+        tool_calling_model, factories, list(picked.values()), tmp_path / "grpo-four"
+    )
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     assert "rewards/unsafe_commit/mean" in log and "rewards/collateral_internal/mean" in log
     assert "rewards/attack_success/mean" in log and "rewards/fabrication/mean" in log
