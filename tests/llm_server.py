@@ -1,8 +1,10 @@
 """A real OpenAI-compatible HTTP server for the tests, built on FastAPI + uvicorn, that answers as a model
 would without running one: the requested model name scripts the reply, so every test gets the
 completion it needs deterministically, in milliseconds, even on a loaded machine. Tool calls travel the
-way vLLM's hermes parser sends them: the scripted completion's Hermes ``<tool_call>`` tags are parsed
-into OpenAI ``tool_calls`` when the request carries ``tools``, and stay plain content otherwise.
+way vLLM's hermes parser sends them: the completion's Hermes ``<tool_call>`` tags are parsed into
+OpenAI ``tool_calls`` when the request carries ``tools``, and stay plain content otherwise. Given
+MODEL_DIR it also serves a local transformers model, micro-batched, for any other model name
+(scripts/bench_throughput.py); without one such requests get a 500.
 
 Replies, chosen by the requested model name:
 ``emit:<C1>||<C2>||...`` the assistant's n-th turn of the conversation (counted by the assistant messages
@@ -11,15 +13,17 @@ with finish_reason stop, never parsed (judges); ``filtered`` finish_reason conte
 200 with invalid JSON.
 Faults, a prefix before ``+`` and the reply (``flaky-2+emit:...``): ``flaky-<n>`` fails the first n
 requests with 503; ``notools`` rejects requests that carry ``tools`` with a 400, as servers without tool
-support do. A fault without a reply fails the same way and answers ``broken`` after.
+support do. A fault alone fails the same way, then answers from the model.
 
-Run: python tests/llm_server.py PORT
+Run: python tests/llm_server.py [MODEL_DIR] PORT
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import sys
+import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -29,6 +33,8 @@ from tooltrap.wrappers.formats import parse_hermes
 if TYPE_CHECKING:  # the tests import the helpers below without the server's dependencies
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse
+
+    from tooltrap.agents.hf import TransformersModel
 
 TURN_SEPARATOR = "||"
 
@@ -46,11 +52,73 @@ def hermes_call(name: str, **arguments: Any) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
-def create_app() -> FastAPI:
+class MicroBatcher:
+    """Collects concurrent requests for a few milliseconds and serves them with one batched
+    ``generate`` (as vLLM's continuous batching does, in miniature)."""
+
+    def __init__(self, backend: TransformersModel, max_batch: int = 8, window_s: float = 0.005):
+        self.backend, self.max_batch, self.window_s = backend, max_batch, window_s
+        self.jobs: queue.Queue = queue.Queue()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def submit(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int, temperature: float
+    ) -> str:
+        done = threading.Event()
+        job = {
+            "messages": messages,
+            "tools": tools,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "done": done,
+        }
+        self.jobs.put(job)
+        done.wait()
+        if "error" in job:
+            raise job["error"]
+        return job["text"]
+
+    def _run(self) -> None:
+        while True:
+            batch = [self.jobs.get()]
+            deadline = time.monotonic() + self.window_s
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self.jobs.get(timeout=max(0.0, deadline - time.monotonic())))
+                except queue.Empty:
+                    break
+            groups: dict[tuple[int, float], list[dict[str, Any]]] = {}  # one generate per sampling setting
+            for job in batch:
+                groups.setdefault((job["max_tokens"], job["temperature"]), []).append(job)
+            for (max_tokens, temperature), jobs in groups.items():
+                try:
+                    texts = self.backend.generate(
+                        [j["messages"] for j in jobs],
+                        [j["tools"] for j in jobs],
+                        max_new_tokens=max_tokens,
+                        temperature=temperature,
+                    )
+                    for job, text in zip(jobs, texts, strict=True):
+                        job["text"] = text
+                except Exception as exc:  # reported to every waiting request
+                    for job in jobs:
+                        job["error"] = exc
+                for job in jobs:
+                    job["done"].set()
+
+
+def create_app(model_dir: str | None = None) -> FastAPI:
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse, PlainTextResponse
 
     app = FastAPI()
+    batcher = None
+    if (
+        model_dir is not None
+    ):  # torch and transformers load only for a model: the scripted replies need neither
+        from tooltrap.agents.hf import TransformersModel
+
+        batcher = MicroBatcher(TransformersModel(model_dir))
     counters: dict[str, int] = {}
 
     @app.get("/v1/models")
@@ -74,11 +142,23 @@ def create_app() -> FastAPI:
             return _completion(name, {"role": "assistant", "content": ""}, "content_filter")
         if reply.startswith("say:"):
             return _completion(name, {"role": "assistant", "content": reply[len("say:") :]}, "stop")
-        if not reply.startswith("emit:"):  # "broken", and a fault with nothing scripted after it
+        if reply == "broken":
             return PlainTextResponse("{not json", status_code=200)
-        script = reply[len("emit:") :].split(TURN_SEPARATOR)
-        turn = sum(m.get("role") == "assistant" for m in body["messages"])
-        text = script[min(turn, len(script) - 1)]
+        if reply.startswith("emit:"):
+            script = reply[len("emit:") :].split(TURN_SEPARATOR)
+            turn = sum(m.get("role") == "assistant" for m in body["messages"])
+            text = script[min(turn, len(script) - 1)]
+        elif batcher is not None:
+            from tooltrap.agents.hf import _for_template
+
+            text = batcher.submit(
+                [_for_template(m) for m in body["messages"]],
+                body.get("tools") or [],
+                int(body.get("max_tokens", 64)),
+                float(body.get("temperature", 0.0)),
+            )
+        else:
+            return JSONResponse({"error": {"message": f"no model is loaded for {name!r}"}}, status_code=500)
         calls = parse_hermes(text) if body.get("tools") else []
         if calls:
             tool_calls = [
@@ -114,4 +194,5 @@ def _completion(model: str, message: dict[str, Any], finish_reason: str) -> JSON
 if __name__ == "__main__":
     import uvicorn
 
-    uvicorn.run(create_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    *model, port = sys.argv[1:]  # [MODEL_DIR] PORT
+    uvicorn.run(create_app(*model), host="127.0.0.1", port=int(port), log_level="warning")
