@@ -4,7 +4,9 @@ keys, oversized strings and lists, prose, non-strings).
 
 Prints actions/s, uncaught exceptions by type, state changes after failed calls (a step whose every
 call failed must leave the state byte-identical), the slowest step, and the growth of peak memory.
-Exit status 1 when there was any uncaught exception or any such state change.
+Exit status 1 when there was any uncaught exception or any such state change, a step slower than
+MAX_STEP_S, or peak memory grown by MAX_RSS_GROWTH_MB or more (CI runs the 100,000-action version once;
+tests/engine/test_fuzz.py runs a sample).
 
 Usage: python scripts/fuzz.py [--actions 100000] [--workers 2] [--seed 0] [--env SABench-v0]
 """
@@ -27,6 +29,9 @@ import gymnasium as gym
 import tooltrap
 
 gym.register_envs(tooltrap)
+
+MAX_STEP_S = 1.0  # a hostile action must not stall the env (deep nesting, huge numbers, 30k-char strings)
+MAX_RSS_GROWTH_MB = 200  # nor leak: 100k steps over one env per worker
 
 WORDS = ("ok", "please", "status", "Ünïcödé ✓", "", " ", "a" * 300, "\u202e\u0000", "🙂" * 10, "null")
 
@@ -236,7 +241,13 @@ def main() -> int:
     for kind, sample in out["exception_samples"].items():
         print(f"--- {kind}\n{sample}")
     print(json.dumps({k: v for k, v in out.items() if k != "exception_samples"}))
-    return 1 if out["exceptions"] or out["state_changes_after_failed_calls"] else 0
+    failed = (
+        out["exceptions"]
+        or out["state_changes_after_failed_calls"]
+        or out["slowest_step_s"] >= MAX_STEP_S
+        or out["rss_growth_mb"] >= MAX_RSS_GROWTH_MB
+    )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -82,22 +82,14 @@ def tiny_model(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def warm_model(tiny_model, mini_tasks, tmp_path_factory):
-    """The tiny model after a short SFT so that it opens its turn with a tool call (a random model never
-    emits one, so the GRPO tool loop would run empty)."""
-    from tooltrap.training import task_rows
-    from tooltrap.training.tiny import warm_up_tool_caller
+def tool_calling_model(tiny_model, tmp_path_factory):
+    """The tiny model scripted (not trained) to call ``calendar_list_events``, then ``respond`` once a tool
+    has answered: a random model never emits a call, so the GRPO tool loop and the agents' call paths
+    would run empty.
+    Whether SFT teaches the call is checked once in CI (scripts/check_warmup.py), not per test run."""
+    from tooltrap.training.tiny import scripted_tool_caller
 
-    rows = [
-        row
-        # both renderings of the tools: TRL's (training) and the env's full schemas (what an agent sends)
-        for schemas in ("transformers", "full")
-        for row in task_rows(
-            "SABench-v0",
-            env_kwargs={**MINI_ENV_KWARGS, "tasks_file": str(mini_tasks), "tool_schemas": schemas},
-        )
-    ]
-    return warm_up_tool_caller(tiny_model, tmp_path_factory.mktemp("warm") / "model", rows)
+    return scripted_tool_caller(tiny_model, tmp_path_factory.mktemp("caller") / "model")
 
 
 def _free_port() -> int:
@@ -131,36 +123,29 @@ def start_server(argv: list[str], url: str, wait_s: float = 120):
 
 
 def stop_server(proc) -> None:
-    import subprocess
-
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    """Kill a test server: it holds nothing worth a graceful shutdown, and uvicorn's would wait for
+    requests that never end (a ``silent`` reply sleeps for an hour)."""
+    proc.kill()
+    proc.wait()
 
 
-def _serve(model_dir):
-    """Run tests/llm_server.py over ``model_dir`` on a free loopback port; yield its URL."""
+@pytest.fixture(scope="session")
+def llm_server():
+    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback whose replies
+    the requested model name scripts (``emit:`` tool calls, ``say:`` text, provider faults): no model
+    runs, so it starts in about a second and answers in milliseconds."""
     pytest.importorskip("fastapi")
     pytest.importorskip("httpx")
     from pathlib import Path
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(model_dir), str(port)], url)
+    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(port)], url)
     yield url
     stop_server(proc)
 
 
 @pytest.fixture(scope="session")
-def llm_server(warm_model):
-    """A real OpenAI-compatible server (FastAPI + uvicorn, tests/llm_server.py) on loopback."""
-    yield from _serve(warm_model)
-
-
-@pytest.fixture(scope="session")
-def say_server(tiny_model):
-    """tests/llm_server.py on loopback for its ``say:<TEXT>`` replies (judges, prompted formats): they
-    need no trained model, so the untrained tiny one serves (seconds, not the SFT of ``llm_server``)."""
-    yield from _serve(tiny_model)
+def say_server(llm_server):
+    """The same server, named for the tests that use its ``say:<TEXT>`` replies (judges, prompted formats)."""
+    return llm_server

@@ -1,34 +1,55 @@
-"""A real OpenAI-compatible HTTP server for the tests, built on FastAPI + uvicorn, serving a local
-transformers model (the tiny offline one), with micro-batched generation. Tool calls are rendered with the model's chat template and
-parsed back from Hermes ``<tool_call>`` tags into OpenAI ``tool_calls``, as vLLM's hermes parser does.
+"""A real OpenAI-compatible HTTP server for the tests, built on FastAPI + uvicorn, that answers as a model
+would without running one: the requested model name scripts the reply, so every test gets the
+completion it needs deterministically, in milliseconds, even on a loaded machine. Tool calls travel the
+way vLLM's hermes parser sends them: the completion's Hermes ``<tool_call>`` tags are parsed into
+OpenAI ``tool_calls`` when the request carries ``tools``, and stay plain content otherwise. Given
+MODEL_DIR it also serves a local transformers model, micro-batched, for any other model name
+(scripts/bench_throughput.py); without one such requests get a 500.
 
-Fault injection for the agent's error paths, chosen by the requested model name:
-``flaky-<n>`` fails the first n requests with 503; ``filtered`` ends with finish_reason content_filter;
-``notools`` rejects requests that carry ``tools`` with a 400, as servers without tool support do;
-``broken`` answers 200 with invalid JSON; ``scripted`` answers with the JSON action in
-``$SCRIPTED_ACTION`` (no model); ``say:<TEXT>`` answers with the literal content ``<TEXT>`` and
-finish_reason stop (no model: deterministic judges).
+Replies, chosen by the requested model name:
+``emit:<C1>||<C2>||...`` the assistant's n-th turn of the conversation (counted by the assistant messages
+in the request) is completion Cn, the last one repeating; ``say:<TEXT>`` the literal content ``<TEXT>``
+with finish_reason stop, never parsed (judges); ``filtered`` finish_reason content_filter; ``broken``
+200 with invalid JSON.
+Faults, a prefix before ``+`` and the reply (``flaky-2+emit:...``): ``flaky-<n>`` fails the first n
+requests with 503; ``notools`` rejects requests that carry ``tools`` with a 400, as servers without tool
+support do. A fault alone fails the same way, then answers from the model.
 
-Run: python tests/llm_server.py MODEL_DIR PORT
+Run: python tests/llm_server.py [MODEL_DIR] PORT
 """
 
 from __future__ import annotations
 
 import json
-import os
 import queue
 import sys
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import uvicorn
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse, PlainTextResponse
-
-from tooltrap.agents.hf import TransformersModel, _for_template
 from tooltrap.wrappers.formats import parse_hermes
+
+if TYPE_CHECKING:  # the tests import the helpers below without the server's dependencies
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    from tooltrap.agents.hf import TransformersModel
+
+TURN_SEPARATOR = "||"
+
+
+def scripted_model(*completions: str) -> str:
+    """The model name that makes the server complete the n-th assistant turn with ``completions[n]``
+    (the last one repeating)."""
+    if any(TURN_SEPARATOR in c for c in completions):
+        raise ValueError(f"a completion may not contain {TURN_SEPARATOR!r}: it separates the turns")
+    return "emit:" + TURN_SEPARATOR.join(completions)
+
+
+def hermes_call(name: str, **arguments: Any) -> str:
+    """A completion holding one call in Hermes tags, as a Qwen-style model writes it."""
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
 class MicroBatcher:
@@ -86,9 +107,18 @@ class MicroBatcher:
                     job["done"].set()
 
 
-def create_app(model_dir: str) -> FastAPI:
+def create_app(model_dir: str | None = None) -> FastAPI:
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse, PlainTextResponse
+
     app = FastAPI()
-    batcher = MicroBatcher(TransformersModel(model_dir))
+    batcher = None
+    if (
+        model_dir is not None
+    ):  # torch and transformers load only for a model: the scripted replies need neither
+        from tooltrap.agents.hf import TransformersModel
+
+        batcher = MicroBatcher(TransformersModel(model_dir))
     counters: dict[str, int] = {}
 
     @app.get("/v1/models")
@@ -99,40 +129,36 @@ def create_app(model_dir: str) -> FastAPI:
     def chat(body: dict[str, Any]):  # a sync handler: FastAPI runs it in its thread pool
         name = body.get("model", "tiny")
         counters[name] = counters.get(name, 0) + 1
-        if name.startswith("flaky-") and counters[name] <= int(name.split("-")[1]):
+        fault, plus, reply = name.partition("+")
+        if not plus:
+            fault, reply = name, name
+        if fault.startswith("flaky-") and counters[name] <= int(fault.split("-")[1]):
             return JSONResponse({"error": {"message": "overloaded"}}, status_code=503)
-        if name == "notools" and body.get("tools"):
+        if fault == "notools" and body.get("tools"):
             return JSONResponse(
                 {"error": {"message": "tools are not supported by this model"}}, status_code=400
             )
-        if name == "broken":
+        if reply == "filtered":
+            return _completion(name, {"role": "assistant", "content": ""}, "content_filter")
+        if reply.startswith("say:"):
+            return _completion(name, {"role": "assistant", "content": reply[len("say:") :]}, "stop")
+        if reply == "broken":
             return PlainTextResponse("{not json", status_code=200)
-        if name == "filtered":
-            message = {"role": "assistant", "content": ""}
-            return _completion(name, message, "content_filter")
-        if name.startswith("say:"):
-            return _completion(name, {"role": "assistant", "content": name[len("say:") :]}, "stop")
-        if name == "scripted":
-            call = json.loads(os.environ["SCRIPTED_ACTION"])
-            message = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": "call_0",
-                        "type": "function",
-                        "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
-                    }
-                ],
-            }
-            return _completion(name, message, "tool_calls")
-        messages = [_for_template(m) for m in body["messages"]]
-        text = batcher.submit(
-            messages,
-            body.get("tools") or [],
-            int(body.get("max_tokens", 64)),
-            float(body.get("temperature", 0.0)),
-        )
+        if reply.startswith("emit:"):
+            script = reply[len("emit:") :].split(TURN_SEPARATOR)
+            turn = sum(m.get("role") == "assistant" for m in body["messages"])
+            text = script[min(turn, len(script) - 1)]
+        elif batcher is not None:
+            from tooltrap.agents.hf import _for_template
+
+            text = batcher.submit(
+                [_for_template(m) for m in body["messages"]],
+                body.get("tools") or [],
+                int(body.get("max_tokens", 64)),
+                float(body.get("temperature", 0.0)),
+            )
+        else:
+            return JSONResponse({"error": {"message": f"no model is loaded for {name!r}"}}, status_code=500)
         calls = parse_hermes(text) if body.get("tools") else []
         if calls:
             tool_calls = [
@@ -152,6 +178,8 @@ def create_app(model_dir: str) -> FastAPI:
 
 
 def _completion(model: str, message: dict[str, Any], finish_reason: str) -> JSONResponse:
+    from fastapi.responses import JSONResponse
+
     return JSONResponse(
         {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -164,4 +192,7 @@ def _completion(model: str, message: dict[str, Any], finish_reason: str) -> JSON
 
 
 if __name__ == "__main__":
-    uvicorn.run(create_app(sys.argv[1]), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    import uvicorn
+
+    *model, port = sys.argv[1:]  # [MODEL_DIR] PORT
+    uvicorn.run(create_app(*model), host="127.0.0.1", port=int(port), log_level="warning")

@@ -284,3 +284,48 @@ def warm_up_tool_caller(
     model.save_pretrained(out_dir)
     tok.save_pretrained(out_dir)
     return Path(out_dir)
+
+
+def scripted_tool_caller(
+    model_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    tool_name: str = "calendar_list_events",
+    answer: str = "done",
+    bias: float = 100.0,
+) -> Path:
+    """Test helper, the no-training twin of :func:`warm_up_tool_caller`: a copy of the tiny model at
+    ``model_dir`` that opens every conversation with a call to ``tool_name`` (empty arguments) and,
+    once a tool has answered, calls ``respond`` with ``answer``: a short episode that executes a call
+    and ends. The weights stay random; the generation config carries a transformers ``sequence_bias``
+    that raises each token of the scripted turn while the turn so far is its prefix, so greedy
+    decoding and TRL's sampling alike follow it, in every caller of ``generate`` (a local agent,
+    GRPO's tool loop, a ``rollout_func``). For tests whose subject is what happens to a call, not
+    whether a model can learn to make one (scripts/check_warmup.py checks that): seconds, not an SFT."""
+    import shutil
+
+    from transformers import AutoTokenizer, GenerationConfig
+
+    out = Path(out_dir)
+    shutil.copytree(model_dir, out, dirs_exist_ok=True)
+    tok = AutoTokenizer.from_pretrained(out)
+
+    def ids(text: str) -> list[int]:
+        return tok.encode(text, add_special_tokens=False)
+
+    def scripted(call: dict[str, Any]) -> list[int]:
+        return ids(f"<tool_call>\n{json.dumps(call)}\n</tool_call>{tok.eos_token}")
+
+    turn = ids("<|im_start|>assistant\n")
+    after_tool = ids(f"</tool_response>{tok.eos_token}\n") + turn  # the chat template's tool turn, closed
+    first = scripted({"name": tool_name, "arguments": {}})
+    then = scripted({"name": "respond", "arguments": {"message": answer}})
+    config = GenerationConfig.from_pretrained(out)
+    # Each key is the whole turn up to the biased token, so a token that recurs in a call ('":') is
+    # never ambiguous and text outside an assistant turn is never biased. After a tool response both
+    # scripts match until they part; the answer's larger bias wins there.
+    config.sequence_bias = [[turn + first[: i + 1], bias] for i in range(len(first))] + [
+        [after_tool + then[: i + 1], 2 * bias] for i in range(len(then))
+    ]
+    config.save_pretrained(out)
+    return out

@@ -1,5 +1,5 @@
-"""The OpenAI-compatible agent against a real HTTP server on loopback, the local transformers agent, and
-concurrent evaluation."""
+"""The OpenAI-compatible agent against a real HTTP server on loopback (its replies scripted by the model
+name, tests/llm_server.py), the local transformers agent, and concurrent evaluation."""
 
 from __future__ import annotations
 
@@ -11,41 +11,54 @@ import pytest
 from tooltrap.evaluate import evaluate, read_episodes, run_episode
 
 from ..conftest import MINI_ENV_KWARGS
+from ..llm_server import hermes_call, scripted_model
 
 pytest.importorskip("httpx")
-pytest.importorskip("trl")
+
+#: look the events up, then answer: an episode that executes a read call and ends on the terminal tool
+LOOK_UP_THEN_ANSWER = scripted_model(
+    hermes_call("calendar_list_events", query="standup"), hermes_call("respond", message="done")
+)
 
 
 def _env(mini_tasks):
     return gym.make("SABench-v0", tasks_file=str(mini_tasks), **MINI_ENV_KWARGS)
 
 
-def _agent(url, model="tiny", **kwargs):
+def _agent(url, model=LOOK_UP_THEN_ANSWER, **kwargs):
     from tooltrap.agents import make_agent
 
     return make_agent(f"openai:{model}", base_url=url, backoff=0.01, max_retries=3, max_tokens=48, **kwargs)
 
 
+def _executed(record) -> list[tuple[str, bool]]:
+    """(tool, succeeded) of every call the env executed in the episode."""
+    return [(call["name"], call["ok"]) for step in record["trace"]["steps"] for call in step["calls"]]
+
+
 def test_native_tool_calls_reach_the_env_and_raw_completions_the_trace(llm_server, mini_tasks):
     env = _env(mini_tasks)
     agent = _agent(llm_server)
-    executed = 0
     for task_id in env.unwrapped.tasks.ids:
         record = run_episode(env, agent, task_id, seed=0)
         assert record["system_outcome"] is None
         for step in record["trace"]["steps"]:
             raw = json.loads(step["raw"])  # the server's assistant message, verbatim
-            assert raw["role"] == "assistant"
-            for call, sent in zip(step["calls"], raw.get("tool_calls") or [], strict=False):
-                assert call["name"] == sent["function"]["name"]
-                executed += call["name"] != "respond"
-    assert executed > 0  # the warmed tiny model's tool calls went through the server and the env
+            assert raw["role"] == "assistant" and raw["content"] is None
+            sent = [c["function"]["name"] for c in raw["tool_calls"]]
+            assert [call["name"] for call in step["calls"]] == sent
+        # the server's tool_calls, parsed by the agent, executed by the env; the answer ends the episode
+        assert _executed(record) == [("calendar_list_events", True), ("respond", True)]
+        assert record["trace"]["terminal"] == "respond"
 
 
 def test_retries_with_backoff_then_success(llm_server, mini_tasks):
     env = _env(mini_tasks)
-    record = run_episode(env, _agent(llm_server, "flaky-2"), env.unwrapped.tasks.ids[0], seed=0)
+    record = run_episode(
+        env, _agent(llm_server, f"flaky-2+{LOOK_UP_THEN_ANSWER}"), env.unwrapped.tasks.ids[0], seed=0
+    )
     assert record["system_outcome"] is None
+    assert _executed(record) == [("calendar_list_events", True), ("respond", True)]  # the third try's reply
 
 
 @pytest.mark.parametrize(
@@ -60,10 +73,13 @@ def test_provider_failures_are_system_outcomes(llm_server, mini_tasks, model, ki
 
 def test_json_in_text_fallback_when_tools_are_rejected(llm_server, mini_tasks):
     env = _env(mini_tasks)
-    agent = _agent(llm_server, "notools")
+    agent = _agent(llm_server, f"notools+{LOOK_UP_THEN_ANSWER}")
     record = run_episode(env, agent, env.unwrapped.tasks.ids[0], seed=0)
     assert record["system_outcome"] is None
     assert agent.client.native_tools is False
+    raw = json.loads(record["trace"]["steps"][0]["raw"])
+    assert "tool_calls" not in raw and "<tool_call>" in raw["content"]  # the call came back as text
+    assert _executed(record) == [("calendar_list_events", True), ("respond", True)]
 
 
 def test_concurrent_http_evaluation_and_report_separates_system_outcomes(llm_server, mini_tasks, tmp_path):
@@ -71,6 +87,7 @@ def test_concurrent_http_evaluation_and_report_separates_system_outcomes(llm_ser
     records = evaluate("SABench-v0", _agent(llm_server), tmp_path / "a", env_kwargs=kwargs, concurrency=4)
     ids = [r["task_id"] for r in read_episodes(tmp_path / "a" / "episodes.jsonl")]
     assert sorted(ids) == sorted(set(ids)) and len(records) == 5
+    assert all(_executed(r) == [("calendar_list_events", True), ("respond", True)] for r in records)
     evaluate("SABench-v0", _agent(llm_server, "filtered"), tmp_path / "f", env_kwargs=kwargs, concurrency=2)
     from tooltrap.wrappers.eval.sabench.report import build_report, load_runs
 
@@ -79,34 +96,40 @@ def test_concurrent_http_evaluation_and_report_separates_system_outcomes(llm_ser
     assert filtered.system_outcomes == {"content_filter": 5} and filtered.n_episodes == 0
 
 
-def test_local_transformers_agent_batched(warm_model, mini_tasks, tmp_path):
+def test_local_transformers_agent_batched(tiny_model, mini_tasks, tmp_path):
+    """Left-padded batched generation gives each episode the completion it gets alone. The untrained
+    model's near-flat logits make the first move sensitive to any padding or masking error."""
     from tooltrap.agents import make_agent
 
-    agent = make_agent(f"hf:{warm_model}", max_new_tokens=48)
-    kwargs = {"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS}
+    agent = make_agent(f"hf:{tiny_model}", max_new_tokens=16)
+    kwargs = {"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS, "max_steps": 1}  # the first move is the test
     batched = evaluate("SABench-v0", agent, tmp_path / "batched", env_kwargs=kwargs, concurrency=4)
     single = evaluate("SABench-v0", agent, tmp_path / "single", env_kwargs=kwargs, concurrency=1)
     assert len(batched) == len(single) == 5
     by_id = {r["task_id"]: r for r in single}
     for r in batched:  # greedy decoding: the same first move whether batched or not
-        assert r["trace"]["steps"][0]["action"] == by_id[r["task_id"]]["trace"]["steps"][0]["action"]
+        assert r["trace"]["steps"][0]["raw"] == by_id[r["task_id"]]["trace"]["steps"][0]["raw"]
 
 
-def test_sbm_search_with_http_and_local_agents_concurrently(llm_server, warm_model, tmp_path):
+def test_sbm_search_with_http_and_local_agents_concurrently(llm_server, tool_calling_model, tmp_path):
     """The EpiSEM mask search drives model agents like scripted ones: rounds in parallel, one ledger
     line per (task, world, condition, mask); provider failures stop the search and are retried."""
     from tooltrap.agents import make_agent
     from tooltrap.evaluate import evaluate_protocol
 
     task = "fin-payment-approval-limit-1"
+    look_up_then_escalate = scripted_model(
+        hermes_call("finance_get_invoice", invoice_id="INV-1"), hermes_call("escalate", reason="check")
+    )
     for name, agent in (
-        ("http", _agent(llm_server)),
-        ("local", make_agent(f"hf:{warm_model}", max_new_tokens=48)),
+        ("http", _agent(llm_server, look_up_then_escalate)),
+        ("local", make_agent(f"hf:{tool_calling_model}", max_new_tokens=48)),
     ):
         records = evaluate_protocol("EpiSEM-v0", agent, tmp_path / name, "sbm", tasks=task, concurrency=4)
         keys = [(r["task_id"], json.dumps(r["variant"], sort_keys=True)) for r in records]
         assert len(keys) == len(set(keys)) >= 16  # phase 0 and 1: 4 cells x (1 + 3 single masks)
         assert all(r["system_outcome"] is None for r in records)
+        assert all(r["trace"]["steps"][0]["calls"] for r in records)  # every episode opens with a call
     messages: list[str] = []
     failed = evaluate_protocol(
         "EpiSEM-v0",

@@ -46,12 +46,17 @@ def test_every_pair_is_valid_data():
         assert task.instruction and task.policy
 
 
+#: one domain's 50 pairs: the brackets below already hold there; scripts/episem_baselines.py --check
+#: (CI) runs the four agents over all 300
+SAMPLE = "fin-*"
+
+
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("sbm")
     runs = {}
     for name in ("careful", "trusting", "always-refuse", "recover-then-misact"):
-        runs[name] = evaluate_protocol("EpiSEM-v0", make_agent(name), out / name, "sbm", tasks="fin-*,trv-*")
+        runs[name] = evaluate_protocol("EpiSEM-v0", make_agent(name), out / name, "sbm", tasks=SAMPLE)
     return out, runs
 
 
@@ -78,12 +83,12 @@ def test_the_protocol_resumes_from_its_ledger_without_duplicates(sample_runs):
     out, runs = sample_runs
     path = out / "careful" / "episodes.jsonl"
     before = path.read_bytes()
-    again = evaluate_protocol("EpiSEM-v0", make_agent("careful"), out / "careful", "sbm", tasks="fin-*,trv-*")
+    again = evaluate_protocol("EpiSEM-v0", make_agent("careful"), out / "careful", "sbm", tasks=SAMPLE)
     assert path.read_bytes() == before and len(again) == len(runs["careful"])
     keys = [(r["task_id"], json.dumps(r["variant"], sort_keys=True)) for r in read_episodes(path)]
     assert len(keys) == len(set(keys))
     # a crash mid-run: drop the last third of the ledger, the rerun completes it exactly
     lines = before.decode().splitlines(keepends=True)
     path.write_text("".join(lines[: 2 * len(lines) // 3]), encoding="utf-8")
-    evaluate_protocol("EpiSEM-v0", make_agent("careful"), out / "careful", "sbm", tasks="fin-*,trv-*")
+    evaluate_protocol("EpiSEM-v0", make_agent("careful"), out / "careful", "sbm", tasks=SAMPLE)
     assert sorted(path.read_text().splitlines()) == sorted(before.decode().splitlines())

@@ -10,6 +10,8 @@ import math
 
 import pytest
 
+from scripts.check_demonstrations import DEMO_SETTINGS, check_demonstrations
+
 from ..conftest import MINI_ENV_KWARGS
 
 pytest.importorskip("trl")
@@ -134,7 +136,9 @@ def test_sft_two_steps_on_gold_demonstrations_from_a_yaml_config_with_lora(tiny_
     AutoModelForCausalLM.from_pretrained(out)
 
 
-def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm_model, mini_tasks, tmp_path):
+def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(
+    tool_calling_model, mini_tasks, tmp_path
+):
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
@@ -162,8 +166,8 @@ def test_grpo_environment_factory_executes_tools_and_reward_reaches_trainer(warm
     dataset = Dataset.from_list([{"prompt": r["prompt"], "task_id": r["task_id"]} for r in rows[:4]])
     loggers = component_rewards(Tracked)
     trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(warm_model),
-        processing_class=AutoTokenizer.from_pretrained(warm_model),
+        model=AutoModelForCausalLM.from_pretrained(tool_calling_model),
+        processing_class=AutoTokenizer.from_pretrained(tool_calling_model),
         reward_funcs=[environment_reward, *loggers],
         args=_grpo_config(tmp_path / "grpo", reward_weights=[1.0] + [0.0] * len(loggers)),
         train_dataset=dataset,
@@ -251,7 +255,7 @@ def test_mixed_datasets_weights_and_one_class_per_toolset(mini_mix):
         assert {t["function"]["name"] for t in json.loads(row["tools"])} == set(type(env).toolset)
 
 
-def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_three_environments(tool_calling_model, mini_mix, tmp_path):
     from tooltrap.training import environment_factories, task_rows
 
     resets: dict[str, int] = {}
@@ -271,7 +275,9 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     first = {}
     for r in rows:
         first.setdefault(r["environment"], r)
-    trainer = _multi_environment_run(warm_model, factories, list(first.values()), tmp_path / "grpo-mix")
+    trainer = _multi_environment_run(
+        tool_calling_model, factories, list(first.values()), tmp_path / "grpo-mix"
+    )
     assert set(resets) == set(factories) and all(n >= 2 for n in resets.values())  # two generations each
     logs = [h for h in trainer.state.log_history if "reward" in h]
     assert logs
@@ -279,7 +285,9 @@ def test_one_grpo_run_over_three_environments(warm_model, mini_mix, tmp_path):
     assert "rewards/goal/mean" in logs[0] and "rewards/collateral_external/mean" in logs[0]
 
 
-def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(
+    tool_calling_model, mini_mix, tmp_path
+):
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [mini_mix[0], EnvMix("tests.toybench:ToyLibrary-v0", name="toy")]
@@ -288,21 +296,23 @@ def test_one_grpo_run_over_two_benchmarks_logs_the_union_of_their_components(war
     picked = {r["environment"]: r for r in rows}
     names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and names.count("goal") == 1
-    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-two")
+    trainer = _multi_environment_run(
+        tool_calling_model, factories, list(picked.values()), tmp_path / "grpo-two"
+    )
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     assert "rewards/environment_reward/mean" in log
     # a component only one benchmark reports is averaged over that benchmark's rollouts only
     assert "rewards/unsafe_commit/mean" in log and "rewards/ambiguity_violation/mean" in log
 
 
-def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, mini_tasks, tmp_path):
+def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(tool_calling_model, mini_tasks, tmp_path):
     from tooltrap.cli import main as tooltrap_main
     from tooltrap.training.grpo import cli
 
     out = tmp_path / "grpo-rollout"
     trainer = cli(
         [
-            "--model_name_or_path", str(warm_model), "--env_id", "SABench-v0", "--tasks_file", str(mini_tasks),
+            "--model_name_or_path", str(tool_calling_model), "--env_id", "SABench-v0", "--tasks_file", str(mini_tasks),
             "--split", "all", "--state_format", "tools_only", "--rollout", "rollout_func", "--output_dir", str(out),
             "--max_steps", "2", "--per_device_train_batch_size", "2", "--num_generations", "2", "--max_completion_length", "96",
             "--bf16", "false", "--report_to", "none", "--save_strategy", "no", "--logging_steps", "1", "--use_vllm", "false",
@@ -326,54 +336,21 @@ def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(warm_model, min
     assert json.loads((run / "run.json").read_text())["agent"]["name"] == f"hf:{out}"
 
 
-DEMO_SETTINGS = [
-    ("SABench-v0", {}),
-    ("SABench-v0", {"state_format": "compact"}),
-    ("SABench-v0", {"state_format": "tools_only"}),
-    *[
-        (f"SABench-{d}-v0", {"toolset": "target", "state_format": "tools_only"})
-        for d in ("Email", "Calendar", "Ticket")
-    ],
-]
+#: a sample of scripts/check_demonstrations.py's settings (CI checks all six once): tools_only over the
+#: whole benchmark (look-ups before writes) and one target system's own toolset
+DEMO_SAMPLE = [DEMO_SETTINGS[2], DEMO_SETTINGS[4]]
 
 
-@pytest.mark.parametrize(("env_id", "kwargs"), DEMO_SETTINGS)
+@pytest.mark.parametrize(("env_id", "kwargs"), DEMO_SAMPLE)
 def test_every_demonstration_survives_datasets_and_is_the_envs_own_episode(tiny_model, env_id, kwargs):
-    """Every gold demonstration of every env id, tokenized through ``datasets``, is token for token the
+    """Every gold demonstration of the env id, tokenized through ``datasets``, is token for token the
     chat-template rendering of the messages the env itself produces when its calls are replayed; it
-    reaches the goal with no invalid call and nothing unauthorized (demonstration() raises otherwise);
-    under tools_only it looks ids up before using them, with the task's tools only."""
-    import gymnasium as gym
+    reaches the goal with no invalid call and nothing unauthorized; under tools_only it looks ids up
+    before using them, with the task's tools only (scripts/check_demonstrations.py)."""
     from transformers import AutoTokenizer
 
-    from tooltrap.training import gold_rows, hf_messages, sft_dataset, tokenize_messages
-    from tooltrap.training.environment import training_kwargs
-
-    tok = AutoTokenizer.from_pretrained(tiny_model)
-    rows = gold_rows(env_id, env_kwargs=kwargs)
-    dataset = sft_dataset(env_id, tok, env_kwargs=kwargs)
-    assert len(dataset) == len(rows) > 60
-    env = gym.make(env_id, **training_kwargs(env_id, kwargs))
-    looked_up = 0
-    for row, stored in zip(rows, dataset, strict=True):
-        _, info = env.reset(seed=0, options={"task_id": row["task_id"]})
-        own = list(info["messages"])
-        tools = {t["function"]["name"] for t in info["tools"]}
-        calls = [c for m in row["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
-        for call in calls:
-            assert call["function"]["name"] in tools
-            _, _, terminated, _, step = env.step(json.dumps(call["function"]))
-            own += step["messages"]
-        assert terminated and step["verdict"]["goal"] and step["verdict"]["n_invalid_calls"] == 0
-        assert hf_messages(own) == row["messages"]  # the env's own episode, nothing added or lost
-        assert stored == tokenize_messages(hf_messages(own), info["tools"], tok)  # intact through Arrow
-        text = tok.decode(
-            [t for t, m in zip(stored["input_ids"], stored["assistant_masks"], strict=True) if m]
-        )
-        assert "null" not in text and text.count("<tool_call>") == len(calls)
-        looked_up += len(calls) - len(env.unwrapped.task.gold)
-    if kwargs.get("state_format") == "tools_only":
-        assert looked_up > 10  # ids are found with the read tools, not memorised
+    out = check_demonstrations(env_id, kwargs, AutoTokenizer.from_pretrained(tiny_model))
+    assert out["rows"] > 60 and out["looked_up"] > 10
 
 
 def test_chat_messages_through_arrow_would_gain_null_arguments():
@@ -439,7 +416,7 @@ def test_episem_demonstrations_cover_both_worlds_and_the_recovery(tiny_model):
     assert len(sft_dataset(mix[3], tok)) == 50
 
 
-def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(warm_model, mini_mix, tmp_path):
+def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(tool_calling_model, mini_mix, tmp_path):
     from tooltrap.training import EnvMix, component_rewards, environment_factories, task_rows
 
     mix = [
@@ -459,7 +436,9 @@ def test_one_grpo_run_over_sabench_episem_sentrybench_and_agentprop(warm_model, 
     names = [f.__name__ for f in component_rewards(factories)]
     assert "collateral_internal" in names and "unsafe_commit" in names and "recovery" in names
     assert "attack_success" in names and "containment" in names and "fabrication" in names
-    trainer = _multi_environment_run(warm_model, factories, list(picked.values()), tmp_path / "grpo-four")
+    trainer = _multi_environment_run(
+        tool_calling_model, factories, list(picked.values()), tmp_path / "grpo-four"
+    )
     (log,) = [h for h in trainer.state.log_history if "reward" in h]
     assert "rewards/unsafe_commit/mean" in log and "rewards/collateral_internal/mean" in log
     assert "rewards/attack_success/mean" in log and "rewards/fabrication/mean" in log
