@@ -25,7 +25,9 @@ def _corpus(rng: random.Random) -> list[str]:
 
     for env_id in ENV_IDS:  # import every packaged benchmark: their tools shape the vocabulary
         env_spec(env_id)
-    packaged = [cls for cls in BENCHMARKS.values() if cls.__module__.startswith("tooltrap.envs.")]
+    # by name, not by import order: which modules a process happened to import first must not change
+    # the tokenizer (it did: a shared tool name's first spec won, and the corpus's order followed)
+    packaged = [cls for _, cls in sorted(BENCHMARKS.items()) if cls.__module__.startswith("tooltrap.envs.")]
     specs: dict[str, Any] = {}
     for cls in packaged:  # benchmarks may share tool names (a final answer tool): first one wins
         for spec in Toolset(cls.backends).specs.values():
