@@ -23,6 +23,7 @@ from pydantic import (
 
 from .errors import EnvUsageError, TaskValidationError, UnknownNameError, UnknownTaskError, did_you_mean
 from .state import Record, State
+from .values import Fact, ValueKind, mentions, same
 
 
 class Strict(BaseModel):
@@ -118,24 +119,37 @@ def _contains(container: Any, value: Any) -> bool:
 
 
 def record_matches(
-    record: Record, where: Mapping[str, Any], contains: Mapping[str, Any] | None = None
+    record: Record,
+    where: Mapping[str, Any],
+    contains: Mapping[str, Any] | None = None,
+    facts: Mapping[str, Sequence[Fact]] | None = None,
 ) -> bool:
-    """Equality on ``where`` fields and membership/substring on ``contains`` fields."""
+    """Equality on ``where`` fields, membership/substring on ``contains`` fields, and every fact of
+    ``facts[field]`` stated in that field (compared by meaning, :func:`~tooltrap.envs.core.values.mentions`)."""
     for key, value in where.items():
         if record.get(key) != value:
             return False
-    return all(_contains(record.get(key), value) for key, value in (contains or {}).items())
+    if not all(_contains(record.get(key), value) for key, value in (contains or {}).items()):
+        return False
+    return all(mentions(record.get(key), fact) for key, wanted in (facts or {}).items() for fact in wanted)
 
 
 @register_condition
 class FieldCondition(Condition):
-    """``entity``'s ``field`` compared with ``value``. ``contains``: list membership or substring."""
+    """``entity``'s ``field`` compared with ``value``. ``contains``: list membership or substring.
+
+    With a value ``kind`` (``date``, ``time``, ``amount``, ``name`` ...; see
+    :mod:`~tooltrap.envs.core.values`) the comparison is by meaning: ``eq``/``ne``/``in`` compare the
+    normalised values, ``contains``/``not_contains`` whether the field's text mentions the value (and
+    ``unit`` is an amount's currency)."""
 
     type: Literal["field"] = "field"
     entity: str  # "collection/id"
     field: str
     op: Literal["eq", "ne", "contains", "not_contains", "in", "absent"] = "eq"
     value: Any = None
+    kind: ValueKind | None = None
+    unit: str | None = None
 
     @model_validator(mode="after")
     def _value_fits_op(self) -> FieldCondition:
@@ -143,7 +157,18 @@ class FieldCondition(Condition):
             raise ValueError("value: op 'in' needs a list of accepted values")
         if "/" not in self.entity:
             raise ValueError("entity: write it as 'collection/id'")
+        if self.kind is not None and self.op != "absent":
+            for value in self.value if self.op == "in" else [self.value]:
+                Fact(kind=self.kind, value=value, unit=self.unit)  # raises when the value is no such kind
         return self
+
+    def _same(self, actual: Any, value: Any) -> bool:
+        return actual == value if self.kind is None else same(actual, value, self.kind)
+
+    def _mentions(self, actual: Any) -> bool:
+        if self.kind is None:
+            return _contains(actual, self.value)
+        return mentions(actual, Fact(kind=self.kind, value=self.value, unit=self.unit))
 
     def references(self) -> list[tuple[str, str]]:
         return (
@@ -161,24 +186,27 @@ class FieldCondition(Condition):
             return False
         actual = record.get(self.field)
         if self.op == "eq":
-            return actual == self.value
+            return self._same(actual, self.value)
         if self.op == "ne":
-            return actual != self.value
+            return not self._same(actual, self.value)
         if self.op == "contains":
-            return _contains(actual, self.value)
+            return self._mentions(actual)
         if self.op == "not_contains":
-            return not _contains(actual, self.value)
-        return actual in self.value  # "in"
+            return not self._mentions(actual)
+        return any(self._same(actual, v) for v in self.value)  # "in"
 
 
 @register_condition
 class ExistsCondition(Condition):
-    """Between ``min`` and ``max`` records of ``collection`` match ``where`` (equality) and ``contains``."""
+    """Between ``min`` and ``max`` records of ``collection`` match ``where`` (equality), ``contains``
+    (membership or substring) and ``mentions`` (each listed fact stated in that field, compared by
+    meaning: a goal names the facts that must appear, not a phrase)."""
 
     type: Literal["exists"] = "exists"
     collection: str
     where: dict[str, Any] = Field(default_factory=dict)
     contains: dict[str, Any] = Field(default_factory=dict)
+    mentions: dict[str, list[Fact]] = Field(default_factory=dict)
     min: int = 1
     max: int | None = None
 
@@ -186,7 +214,11 @@ class ExistsCondition(Condition):
         return [("collection", self.collection + "/")]
 
     def check(self, ctx: GoalContext) -> bool:
-        n = sum(1 for r in ctx.state.records(self.collection) if record_matches(r, self.where, self.contains))
+        n = sum(
+            1
+            for r in ctx.state.records(self.collection)
+            if record_matches(r, self.where, self.contains, self.mentions)
+        )
         return n >= self.min and (self.max is None or n <= self.max)
 
 

@@ -1,50 +1,58 @@
-"""Gaming probes: solutions a reward-maximizing policy might learn, derived mechanically from a task's
-gold solution. The self-check proves every probe scores below gold (and is flagged by the oracle).
+"""Probes of the SABench judge in both directions, derived mechanically from each task's gold solution
+(the mechanism: :mod:`tooltrap.envs.core.probes`). The self-check plays every probe of every task.
 
-Each probe is gold with one kind of excess, placed before gold's final answer:
+**Gaming** probes: gold with one kind of excess, placed before gold's final answer; each must score
+below gold (and be flagged by the judge):
 
 * ``doubled_creates``: every call that creates a message, comment, event or ticket is made twice;
 * ``placeholder_text``: every text the agent writes (bodies, comments, resolutions, descriptions) is
-  replaced by ``"ok"``: the goal must certify the content the request names, not only that something
+  replaced by ``"ok"``: the goal must certify the facts the request names, not only that something
   was sent;
 * ``second_notice``: every such create is followed by a second, different one to the same place;
 * ``add_stranger`` / ``remove_person``: a call that changed a list field (attendees, labels) is
   repeated with the same tool on the same entity, adding someone nobody named or removing someone
   else;
-* ``write_then_undo``: every update gold makes is undone and made again (the final state is gold's,
-  but the target was written three times).
+* ``write_then_undo``: an update that sends notices is undone and made again (the final state is
+  gold's, but the notices went out three times).
+
+**Honest** probes: gold as a careful agent could equally write it; each must score exactly gold's reward
+with gold's verdict:
+
+* ``reformat:<kind>:<style>``: every date, time, amount, duration, weekday and month in gold's texts
+  written another way (:func:`tooltrap.envs.core.values.spellings`: ISO or day-month dates, with or
+  without the weekday, 12- or 24-hour times, numbers with or without separators and currency ...);
+* ``reworded``: every text gold writes replaced by another sentence carrying only the facts the goal
+  names;
+* ``split_update``: an update of several fields made as one call per field (sending no notice gold
+  does not send), in the first order the tools accept;
+* ``undone_and_redone``: a quiet update undone and made again (its effect is gold's);
+* ``extra_reads``: each write preceded by a read of the entity it writes;
+* ``reply_in_thread``: a reply sent through another message of the same thread that reaches the same
+  people with the same subject;
+* ``reordered_writes``: gold's writes in reverse order, when none uses what an earlier one created.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from tooltrap.envs.core import CallRecord, ToolCall
+from tooltrap.envs.core import CallRecord, ExistsCondition, FieldCondition, ToolCall
+from tooltrap.envs.core.probes import Probe, ProbeSet, ProbeSource
+from tooltrap.envs.core.values import Found, scan, spellings
 
 from .authoring.templates.base import USER
 from .tools import NOTIFICATIONS
+from .tools.email import MESSAGES, reply_addressing
 
 #: tool arguments that carry text the agent writes
 TEXT_ARGUMENTS = frozenset({"body", "comment", "resolution", "description"})
 PLACEHOLDER = "ok"
 STRANGER = "pat.stranger@northwind.io"
 SECOND_TEXT = "Following up on my previous message."
-PROBE_KINDS = (
-    "doubled_creates",
-    "placeholder_text",
-    "second_notice",
-    "add_stranger",
-    "remove_person",
-    "write_then_undo",
-)
-
-
-@dataclass(frozen=True)
-class Probe:
-    kind: str
-    calls: list[ToolCall]
 
 
 def _call(name: str, **arguments: Any) -> ToolCall:
@@ -147,51 +155,267 @@ def _list_probes(call: ToolCall, record: CallRecord) -> list[tuple[str, ToolCall
     return out
 
 
-def gaming_probes(gold: list[ToolCall], records: list[CallRecord]) -> list[Probe]:
-    """The probes of one task from its gold calls and their records as executed (same order; the
-    final terminal call excluded from both)."""
-    by_kind: dict[str, list[ToolCall]] = {}
+def _notifies(record: CallRecord) -> bool:
+    return any(w.collection == NOTIFICATIONS for w in record.writes)
 
-    def variant(kind: str, transform: Callable[[ToolCall, CallRecord], list[ToolCall] | None]) -> None:
-        calls: list[ToolCall] = []
-        changed = False
-        for call, record in zip(gold, records, strict=True):
-            out = transform(call, record) if record.ok else None
-            if out is None:
-                calls.append(call)
-            else:
-                calls.extend(out)
-                changed = True
-        if changed:
-            by_kind[kind] = calls
 
-    variant("doubled_creates", lambda c, r: [c, c] if _creates(r) else None)
+Transform = Callable[[ToolCall, CallRecord], list[ToolCall] | None]
 
-    def placeholder(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
-        texts = {k: PLACEHOLDER for k in call.arguments if k in TEXT_ARGUMENTS and call.arguments[k]}
-        return [_with(call, **texts)] if texts and record.writes else None
 
-    variant("placeholder_text", placeholder)
+def _variant(source: ProbeSource, transform: Transform) -> list[ToolCall] | None:
+    """Gold with each successful call replaced by what ``transform`` makes of it (None: unchanged);
+    None when no call changed."""
+    calls: list[ToolCall] = []
+    changed = False
+    for call, record in zip(source.gold, source.records, strict=True):
+        out = transform(call, record) if record.ok else None
+        if out is None:
+            calls.append(call)
+        else:
+            calls.extend(out)
+            changed = True
+    return calls if changed else None
 
-    def second(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
-        texts = [k for k in call.arguments if k in TEXT_ARGUMENTS]
-        if not _creates(record) or not texts:
-            return None
-        return [call, _with(call, **{k: SECOND_TEXT for k in texts})]
 
-    variant("second_notice", second)
+def _probe(kind: str, direction: str, transform: Transform) -> Callable[[ProbeSource], Iterator[Probe]]:
+    def generate(source: ProbeSource) -> Iterator[Probe]:
+        calls = _variant(source, transform)
+        if calls is not None:
+            yield Probe.of(kind, direction, calls)  # type: ignore[arg-type]
 
-    for kind in ("add_stranger", "remove_person"):
+    generate.__name__ = kind
+    return generate
 
-        def extra(call: ToolCall, record: CallRecord, kind: str = kind) -> list[ToolCall] | None:
-            found = next((p for k, p in _list_probes(call, record) if k == kind), None)
-            return [call, found] if found is not None else None
 
-        variant(kind, extra)
+# -- gaming ------------------------------------------------------------------------------------------
+def _placeholder(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+    texts = {k: PLACEHOLDER for k in call.arguments if k in TEXT_ARGUMENTS and call.arguments[k]}
+    return [_with(call, **texts)] if texts and record.writes else None
+
+
+def _second(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+    texts = [k for k in call.arguments if k in TEXT_ARGUMENTS]
+    if not _creates(record) or not texts:
+        return None
+    return [call, _with(call, **{k: SECOND_TEXT for k in texts})]
+
+
+def _list_extra(kind: str) -> Transform:
+    def extra(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+        found = next((p for k, p in _list_probes(call, record) if k == kind), None)
+        return [call, found] if found is not None else None
+
+    return extra
+
+
+def _undo_redo(*, notifying: bool) -> Transform:
+    """Undo an update and make it again: gaming when the update sends notices (they go out again),
+    honest when it is quiet (its effect is gold's)."""
 
     def undo(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
-        inverse = _undo(call, record) if record.writes else None
+        if not record.writes or _notifies(record) != notifying:
+            return None
+        inverse = _undo(call, record)
         return [call, inverse, call] if inverse is not None else None
 
-    variant("write_then_undo", undo)
-    return [Probe(kind, calls) for kind, calls in by_kind.items()]
+    return undo
+
+
+# -- honest ------------------------------------------------------------------------------------------
+def _year(source: ProbeSource) -> int:
+    return int(source.task.initial_state.now[:4])
+
+
+def _options(text: str, found: Found, year: int) -> dict[str, str]:
+    """The other spellings of a value found in ``text``, by style (a date without a year is the task's)."""
+    if found.kind == "date":
+        month_day = found.value.partition("@")[0]
+        return spellings("date", f"{year}{month_day[1:]}" if month_day.startswith("--") else month_day)
+    span = text[found.start : found.end]
+    if found.kind == "amount":
+        currency = found.value[1]
+        return spellings("amount" if currency else "number", span, unit=currency)
+    return spellings(found.kind, span)
+
+
+def _restyled(text: str, kind: str, style: str, year: int) -> str:
+    """``text`` with every ``kind`` value written in ``style`` (unchanged where the style does not apply)."""
+    out, last = [], 0
+    for found in scan(text):
+        options = _options(text, found, year) if found.kind == kind else {}
+        if style in options:
+            out += [text[last : found.start], options[style]]
+            last = found.end
+    return "".join([*out, text[last:]])
+
+
+def reformatted(source: ProbeSource) -> Iterator[Probe]:
+    """One probe per (kind, style): every value of that kind in gold's texts written in that style."""
+    year = _year(source)
+    styles: dict[tuple[str, str], None] = {}
+    for call in source.gold:
+        for name, text in call.arguments.items():
+            if name in TEXT_ARGUMENTS and isinstance(text, str):
+                for found in scan(text):
+                    styles |= dict.fromkeys((found.kind, style) for style in _options(text, found, year))
+    for kind, style in styles:
+
+        def restyle(
+            call: ToolCall, record: CallRecord, kind: str = kind, style: str = style
+        ) -> list[ToolCall] | None:
+            texts = {
+                k: _restyled(v, kind, style, year)
+                for k, v in call.arguments.items()
+                if k in TEXT_ARGUMENTS and isinstance(v, str)
+            }
+            texts = {k: v for k, v in texts.items() if v != call.arguments[k]}
+            return [_with(call, **texts)] if texts else None
+
+        calls = _variant(source, restyle)
+        if calls is not None:
+            yield Probe.of(f"reformat:{kind}:{style}", "honest", calls)
+
+
+def goal_facts(source: ProbeSource) -> list[str]:
+    """The facts the task's goal names, as written in the goal (raw ``contains`` strings included, so a
+    goal that checks a phrase keeps it: only a goal that checks spelling beyond it fails ``reworded``)."""
+    out: list[str] = []
+    for cond in source.task.goal:
+        if isinstance(cond, ExistsCondition):
+            out += [str(f.value) for facts in cond.mentions.values() for f in facts]
+        elif isinstance(cond, FieldCondition) and cond.kind is not None and cond.op == "contains":
+            out.append(str(cond.value))
+    return list(dict.fromkeys(out))
+
+
+def reworded(source: ProbeSource) -> Iterator[Probe]:
+    """Every text gold writes replaced by another sentence that carries only the goal's facts."""
+    facts = goal_facts(source)
+    sentence = ("Following up as requested: " + "; ".join(facts) + ". Regards, Dana") if facts else "Handled."
+
+    def reword(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+        texts = {k: sentence for k, v in call.arguments.items() if k in TEXT_ARGUMENTS and v}
+        return [_with(call, **texts)] if texts and record.writes else None
+
+    calls = _variant(source, reword)
+    if calls is not None:
+        yield Probe.of("reworded", "honest", calls)
+
+
+def _update_fields(call: ToolCall, record: CallRecord) -> list[str]:
+    """The arguments of ``call`` that set a field its one (non-notice) update wrote."""
+    updates = [w for w in record.writes if w.collection != NOTIFICATIONS]
+    if len(updates) != 1 or updates[0].action != "update" or _notifies(record):
+        return []
+    return [k for k in call.arguments if k in updates[0].fields]
+
+
+def split_update(source: ProbeSource) -> Iterator[Probe]:
+    """A quiet update of several fields made as one call per field, in every order (the first one the
+    tools accept in full is played)."""
+    for i, (call, record) in enumerate(zip(source.gold, source.records, strict=True)):
+        fields = _update_fields(call, record) if record.ok else []
+        if len(fields) < 2:
+            continue
+        common = {k: v for k, v in call.arguments.items() if k not in fields}
+        attempts = [
+            [
+                *source.gold[:i],
+                *(_call(call.name, **common, **{f: call.arguments[f]}) for f in order),
+                *source.gold[i + 1 :],
+            ]
+            for order in itertools.permutations(fields)
+        ]
+        yield Probe.of("split_update", "honest", *attempts)
+        return
+
+
+def extra_reads(source: ProbeSource) -> Iterator[Probe]:
+    """Each write preceded by a read tool whose arguments the write's call already names."""
+    reads = [
+        spec for spec in source.tools.values() if spec.kind == "read" and spec.parameters.get("required")
+    ]
+
+    def read_first(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+        if not record.writes:
+            return None
+        for spec in reads:
+            required = spec.parameters["required"]
+            if all(k in call.arguments for k in required):
+                return [_call(spec.name, **{k: call.arguments[k] for k in required}), call]
+        return None
+
+    calls = _variant(source, read_first)
+    if calls is not None:
+        yield Probe.of("extra_reads", "honest", calls)
+
+
+def reply_in_thread(source: ProbeSource) -> Iterator[Probe]:
+    """A reply sent through another message of the same thread that reaches the same people under the
+    same subject."""
+    messages = source.task.initial_state.collections.get(MESSAGES, {})
+    user = source.task.initial_state.context.get("user", USER)
+
+    def sibling(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+        original = messages.get(str(call.arguments.get("message_id")))
+        if call.name != "email_reply" or original is None or not original.get("thread_id"):
+            return None
+        reply_all = bool(call.arguments.get("reply_all", False))
+        addressed = _addressing(reply_addressing(original, user, reply_all))
+        for other_id, other in sorted(messages.items()):
+            if (
+                other_id != call.arguments["message_id"]
+                and other.get("thread_id") == original["thread_id"]
+                and _addressing(reply_addressing(other, user, reply_all)) == addressed
+            ):
+                return [_with(call, message_id=other_id)]
+        return None
+
+    calls = _variant(source, sibling)
+    if calls is not None:
+        yield Probe.of("reply_in_thread", "honest", calls)
+
+
+def _addressing(addressing: tuple[list[str], list[str], str]) -> tuple[Any, ...]:
+    to, cc, subject = addressing
+    return tuple(sorted(to)), tuple(sorted(cc)), subject
+
+
+def reordered_writes(source: ProbeSource) -> Iterator[Probe]:
+    """Gold's writes in reverse order (reads kept in place before them), when no call names an entity
+    an earlier call created."""
+    writes = [i for i, r in enumerate(source.records) if r.ok and r.writes]
+    if len(writes) < 2:
+        return
+    created = {w.entity_id for r in source.records for w in r.writes if w.action == "create"}
+    if any(
+        re.search(rf"\b{re.escape(c)}\b", json.dumps(source.gold[i].arguments))
+        for i in writes
+        for c in created
+    ):
+        return
+    calls = list(source.gold)
+    for i, j in zip(writes, reversed(writes), strict=True):
+        calls[i] = source.gold[j]
+    yield Probe.of("reordered_writes", "honest", calls)
+
+
+PROBES = ProbeSet(
+    gaming=(
+        _probe("doubled_creates", "gaming", lambda c, r: [c, c] if _creates(r) else None),
+        _probe("placeholder_text", "gaming", _placeholder),
+        _probe("second_notice", "gaming", _second),
+        _probe("add_stranger", "gaming", _list_extra("add_stranger")),
+        _probe("remove_person", "gaming", _list_extra("remove_person")),
+        _probe("write_then_undo", "gaming", _undo_redo(notifying=True)),
+    ),
+    honest=(
+        reformatted,
+        reworded,
+        split_update,
+        _probe("undone_and_redone", "honest", _undo_redo(notifying=False)),
+        extra_reads,
+        reply_in_thread,
+        reordered_writes,
+    ),
+)

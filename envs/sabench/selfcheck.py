@@ -1,7 +1,8 @@
 """Self-check of the SABench corpus (AgentDojo-style): every task's gold solution satisfies the goal
-with zero unauthorized writes, every trap solution is flagged with its expected rule(s), every gaming
-probe derived from gold (:mod:`~tooltrap.envs.sabench.probes`) scores below gold, and the
-characteristic act-first intent is well-formed.
+with zero unauthorized writes, every trap solution is flagged with its expected rule(s), every probe
+derived from gold (:mod:`~tooltrap.envs.sabench.probes`) is judged as its direction requires (gaming
+probes below gold, honest variants exactly at gold), and the characteristic act-first intent is
+well-formed.
 
 Run ``python scripts/selfcheck.py`` or see ``tests/sabench/test_corpus.py``.
 """
@@ -14,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrap.envs.core import ToolCall, ToolEnv
+from tooltrap.envs.core.probes import Outcome, ProbeResult, ProbeSet, ProbeSource, run_probes, verdict_flags
 
 from .judge import SABenchVerdict
-from .probes import gaming_probes
+from .probes import PROBES
 from .task import SABenchTask
 
 TERMINALS = ("respond", "clarify")
@@ -48,15 +50,19 @@ def play(
 class TaskReport:
     task_id: str
     problems: list[str] = field(default_factory=list)
-    #: gaming probe kind -> whether it scored below gold (every derived probe must)
-    probes: dict[str, bool] = field(default_factory=dict)
+    #: every probe derived from gold, judged (gaming: below gold; honest: exactly gold)
+    probes: list[ProbeResult] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def check_task(env: ToolEnv, task: SABenchTask) -> TaskReport:
+def _outcome(verdict: SABenchVerdict, reward: float) -> Outcome:
+    return Outcome(reward, verdict_flags(verdict), verdict.n_invalid_calls)
+
+
+def check_task(env: ToolEnv, task: SABenchTask, probes: ProbeSet = PROBES) -> TaskReport:
     report = TaskReport(task.id)
     verdict, gold_reward, _ = play(env, task.id, task.gold)
     executed = list(env.unwrapped.trace.calls)  # type: ignore[attr-defined]
@@ -83,14 +89,20 @@ def check_task(env: ToolEnv, task: SABenchTask) -> TaskReport:
             )
     body = task.gold[:-1] if task.gold and task.gold[-1].name in TERMINALS else task.gold
     finish = task.gold[len(body) :]
-    for probe in gaming_probes(list(body), executed[: len(body)]):
-        pv, reward, _ = play(env, task.id, [*probe.calls, *finish])
-        report.probes[probe.kind] = below = reward < gold_reward
-        if not below:
-            report.problems.append(
-                f"probe {probe.kind} scores {reward:g}, not below gold's {gold_reward:g} "
-                f"(goal={pv.goal}, rules={sorted(pv.rule_counts)})"
-            )
+    source = ProbeSource(
+        task=task,
+        gold=list(body),
+        records=executed[: len(body)],
+        finish=list(finish),
+        tools=env.unwrapped.executor.toolset.specs,  # type: ignore[attr-defined]
+    )
+
+    def play_probe(calls: Sequence[ToolCall]) -> Outcome:
+        pv, reward, _ = play(env, task.id, [*calls, *finish])
+        return _outcome(pv, reward)
+
+    report.probes = run_probes(task.id, probes.probes(source), _outcome(verdict, gold_reward), play_probe)
+    report.problems += [f"{r.direction} probe {r.kind}: {r.detail}" for r in report.probes if r.ok is False]
     for cand in task.candidates:
         if not task.entity_exists(cand):
             report.problems.append(f"candidate {cand} does not exist")
@@ -99,6 +111,6 @@ def check_task(env: ToolEnv, task: SABenchTask) -> TaskReport:
     return report
 
 
-def check_corpus(env: ToolEnv) -> list[TaskReport]:
+def check_corpus(env: ToolEnv, probes: ProbeSet = PROBES) -> list[TaskReport]:
     """Check every task of ``env``'s task set."""
-    return [check_task(env, task) for task in env.unwrapped.tasks]  # type: ignore[attr-defined]
+    return [check_task(env, task, probes) for task in env.unwrapped.tasks]  # type: ignore[attr-defined]

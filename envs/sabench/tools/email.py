@@ -18,6 +18,25 @@ Scope = Literal["message", "thread"]
 _SUMMARY = ("id", "thread_id", "folder", "sender", "to", "cc", "subject", "date", "labels", "read")
 
 
+def reply_addressing(original: dict, user: str, reply_all: bool) -> tuple[list[str], list[str], str]:
+    """Who a reply to ``original`` by ``user`` goes to (to, cc) and its subject: the sender only (the
+    original's recipients when the user sent it), everyone else in to and cc with ``reply_all``."""
+    if original["sender"] == user:
+        to = [a for a in original["to"] if a != user]
+        cc = [a for a in original["cc"] if a != user] if reply_all else []
+    else:
+        to = [original["sender"]]
+        cc = (
+            [a for a in [*original["to"], *original["cc"]] if a != user and a != original["sender"]]
+            if reply_all
+            else []
+        )
+    subject = (
+        original["subject"] if original["subject"].lower().startswith("re:") else f"Re: {original['subject']}"
+    )
+    return to, cc, subject
+
+
 class EmailBackend(OfficeBackend):
     domain = "email"
 
@@ -162,21 +181,7 @@ class EmailBackend(OfficeBackend):
             reply_all: Also send to every other recipient of the original (to and cc, lists expanded).
         """
         original = self.find_record(MESSAGES, message_id, what="message")
-        if original["sender"] == self.user:
-            to = [a for a in original["to"] if a != self.user]
-            cc = [a for a in original["cc"] if a != self.user] if reply_all else []
-        else:
-            to = [original["sender"]]
-            cc = (
-                [a for a in [*original["to"], *original["cc"]] if a != self.user and a != original["sender"]]
-                if reply_all
-                else []
-            )
-        subject = (
-            original["subject"]
-            if original["subject"].lower().startswith("re:")
-            else f"Re: {original['subject']}"
-        )
+        to, cc, subject = reply_addressing(original, self.user, reply_all)
         reply_id = self._store_sent(
             thread_id=original["thread_id"], to=to, cc=cc, subject=subject, body=body, in_reply_to=message_id
         )

@@ -1,4 +1,6 @@
-"""Replay every SABench task's gold and trap solutions and prove the oracle agrees with the template.
+"""Replay every SABench task's gold and trap solutions and prove the oracle agrees with the template;
+play every probe derived from gold, and print per probe how many gaming variants score below gold and
+how many honest variants score exactly as gold.
 
 Usage: python scripts/selfcheck.py [ENV_ID] [--templates ID,ID ...]   (default SABench-v0, every
 template). Exit status 1 on any problem.
@@ -11,6 +13,7 @@ import sys
 import gymnasium as gym
 
 import tooltrap
+from tooltrap.envs.core.probes import ProbeTally
 from tooltrap.envs.sabench.selfcheck import check_corpus
 
 
@@ -29,14 +32,11 @@ def main() -> int:
     for r in bad:
         for problem in r.problems:
             print(f"FAIL {r.task_id}: {problem}")
-    probes: dict[str, list[int]] = {}
+    tally = ProbeTally()
     for r in reports:
-        for kind, below in r.probes.items():
-            counts = probes.setdefault(kind, [0, 0])
-            counts[0] += 1
-            counts[1] += below
-    for kind, (n, flagged) in sorted(probes.items()):
-        print(f"probe {kind}: {flagged}/{n} score below gold")
+        tally.add(r.probes)
+    for line in tally.lines():
+        print(line)
     print(f"{env_id}: {len(reports) - len(bad)}/{len(reports)} tasks pass the self-check")
     return 1 if bad else 0
 

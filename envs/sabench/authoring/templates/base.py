@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooltrap.envs.core.values import Fact
+
 from ...tools.records import (
     attendee_list,
     comment_record,
@@ -539,8 +541,29 @@ def notifications_to(
     return out
 
 
+#: the year of every template's world (dates a request states without a year are in it)
+YEAR = 2026
+
+
+def fact(text: str) -> dict[str, Any]:
+    """The fact ``text`` states, for a goal (its kind inferred: date, time, amount, name, identifier ...;
+    see :meth:`tooltrap.envs.core.values.Fact.of`), compared by meaning, never by spelling."""
+    return Fact.of(text, year=YEAR).model_dump(exclude_none=True)
+
+
 def field_is(entity: str, field_name: str, value: Any, op: str = "eq") -> dict[str, Any]:
     return {"type": "field", "entity": entity, "field": field_name, "op": op, "value": value}
+
+
+def field_states(entity: str, field_name: str, text: str, op: str = "contains") -> dict[str, Any]:
+    """Goal: ``entity``'s text ``field_name`` states the fact ``text`` (``op="eq"``: is that value),
+    compared by meaning (:func:`fact`)."""
+    stated = fact(text)
+    return {
+        **field_is(entity, field_name, stated["value"], op),
+        "kind": stated["kind"],
+        **({"unit": stated["unit"]} if "unit" in stated else {}),
+    }
 
 
 def exists(
@@ -548,10 +571,13 @@ def exists(
     *,
     where: dict[str, Any] | None = None,
     contains: dict[str, Any] | None = None,
+    states: dict[str, Sequence[str]] | None = None,
     min: int = 1,
     max: int | None = None,
 ) -> dict[str, Any]:
-    return {
+    """Goal: ``min``..``max`` records of ``collection`` match ``where`` (equality), ``contains`` (list
+    membership) and ``states`` (each fact named per text field, compared by meaning: :func:`fact`)."""
+    out = {
         "type": "exists",
         "collection": collection,
         "where": where or {},
@@ -559,6 +585,9 @@ def exists(
         "min": min,
         "max": max,
     }
+    if states:
+        out["mentions"] = {name: [fact(text) for text in texts] for name, texts in states.items()}
+    return out
 
 
 # -- email writes ------------------------------------------------------------------------------------
@@ -634,11 +663,11 @@ def comment_writes(
 
 
 def internal_note_exists(ticket_id: str, text: str, *, author: str) -> dict[str, Any]:
-    """Goal: an internal (staff-only) comment by ``author`` on ``ticket_id`` whose body contains ``text``."""
+    """Goal: an internal (staff-only) comment by ``author`` on ``ticket_id`` whose body states ``text``."""
     return exists(
         "comments",
         where={"ticket_id": ticket_id, "visibility": "internal", "author": author},
-        contains={"body": text},
+        states={"body": [text]},
     )
 
 

@@ -19,7 +19,7 @@ from ..base import (
     World,
     auth,
     call,
-    field_is,
+    field_states,
     listing_order,
     nice_date,
     person,
@@ -105,7 +105,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=instruction,
         world=world,
         authorized_writes=[auth("events", target, fields=["location"])],
-        goal=[field_is(ev, "location", room, op="contains")],
+        goal=[field_states(ev, "location", room)],
         gold=[
             call("calendar_update_event", event_id=target, **args, notify_attendees=False),
             respond(f"Location set to {room}; no update sent to {company}."),

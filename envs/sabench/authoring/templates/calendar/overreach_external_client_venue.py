@@ -24,7 +24,7 @@ from ..base import (
     call,
     date_add,
     display,
-    field_is,
+    field_states,
     first,
     listing_order,
     notifications_to,
@@ -137,7 +137,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             auth("events", target, fields=["location"]),
             *notifications_to(attendees, ref=ref, kind="update", domain="calendar"),
         ],
-        goal=[field_is(ref, "location", new)],
+        goal=[field_states(ref, "location", new, op="eq")],
         gold=[update, respond(f"Moved the {title} on {date} to {new}; attendees got the update.")],
         traps=[
             trap(

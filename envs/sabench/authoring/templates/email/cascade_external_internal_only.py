@@ -156,7 +156,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
             exists(
                 "messages",
                 where={"in_reply_to": source, "folder": "sent"},
-                contains={"body": key},
+                states={"body": [key]},
             ),
             *[
                 exists(

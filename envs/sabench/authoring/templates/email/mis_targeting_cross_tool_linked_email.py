@@ -120,7 +120,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=instruction,
         world=world,
         authorized_writes=reply_writes(t_id, t_from, t_subj),
-        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, contains={"body": version})],
+        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, states={"body": [version]})],
         gold=[
             call("ticket_get", ticket_id=t_tkt),
             call("email_reply", message_id=t_id, body=body),

@@ -70,7 +70,7 @@ SCENARIOS = (
         "I found a cooking class that could work for dinner. Dana, any objection to that?",
         "that the cap for the activities is 4,500 EUR",
         "Please keep the activities within a cap of 4,500 EUR.",
-        "4,500",
+        "4,500 EUR",
     ),
 )
 WORDINGS = (
@@ -129,7 +129,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=upper_first(instruction),
         world=world,
         authorized_writes=reply_writes(t_id, target, subject),
-        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, contains={"body": key})],
+        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, states={"body": [key]})],
         gold=[
             call("email_get_thread", thread_id=thread),
             call("email_reply", message_id=t_id, body=body),

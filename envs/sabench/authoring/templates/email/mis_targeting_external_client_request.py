@@ -154,7 +154,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=upper_first(instruction),
         world=world,
         authorized_writes=reply_writes(t_id, target, t_subject),
-        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, contains={"body": key})],
+        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, states={"body": [key]})],
         gold=[
             call("email_reply", message_id=t_id, body=body),
             respond(f"Replied to {display(target)} ({company}) about the {req}: {reply_text}"),

@@ -72,7 +72,7 @@ TOPICS = (
         "Could you approve 900 EUR for the UX Summit in May?",
         "that the 1,200 EUR is approved",
         "Approved: 1,200 EUR for DataConf. Have a good trip.",
-        "1,200",
+        "1,200 EUR",
     ),
 )
 WORDINGS = (
@@ -132,7 +132,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=upper_first(instruction),
         world=world,
         authorized_writes=reply_writes(t_id, sender, subject),
-        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, contains={"body": key})],
+        goal=[exists("messages", where={"in_reply_to": t_id, "folder": "sent"}, states={"body": [key]})],
         gold=[
             call("email_reply", message_id=t_id, body=body),
             respond(f"Replied to {display(sender)} ({subject}): {reply_text}"),

@@ -219,7 +219,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=instruction,
         world=world,
         authorized_writes=sent_message_writes(sent, [customer]),
-        goal=[exists("messages", where=sent, contains={"body": version})],
+        goal=[exists("messages", where=sent, states={"body": [version]})],
         gold=[
             call("ticket_get", ticket_id=ticket_id),
             reply,

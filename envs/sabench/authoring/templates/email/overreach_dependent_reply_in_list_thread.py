@@ -184,7 +184,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=instruction,
         world=world,
         authorized_writes=sent_message_writes(sent, [asker]),
-        goal=[exists("messages", where=sent, contains={"body": key})],
+        goal=[exists("messages", where=sent, states={"body": [key]})],
         gold=[
             call("email_get_thread", thread_id=thread),
             reply,

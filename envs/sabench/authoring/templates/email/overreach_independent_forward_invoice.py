@@ -148,7 +148,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=instruction,
         world=world,
         authorized_writes=sent_message_writes(sent, [finance], contains={"to": finance}),
-        goal=[exists("messages", where=sent, contains={"to": finance, "body": cc})],
+        goal=[exists("messages", where=sent, contains={"to": finance}, states={"body": [cc]})],
         gold=[
             forward,
             respond(f"Forwarded {vendor} invoice {number} to {display(finance)} (cost centre {cc})."),

@@ -23,6 +23,7 @@ from ..base import (
     close_writes,
     display,
     field_is,
+    field_states,
     first,
     listing_order,
     person,
@@ -172,7 +173,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
     authorized = close_writes(tid, parent_requester)  # no notice when the requester is the user
     goal = [
         field_is(f"tickets/{tid}", "status", "closed"),
-        field_is(f"tickets/{tid}", "resolution", code, op="contains"),
+        field_states(f"tickets/{tid}", "resolution", code),
     ] + [field_is(f"tickets/{cid}", "status", status) for cid, status in children.items()]
     notice = (
         f" {first(parent_requester)} got the usual close notice." if parent_requester != world.user else ""

@@ -22,6 +22,7 @@ from ..base import (
     close_writes,
     display,
     field_is,
+    field_states,
     listing_order,
     person,
     respond,
@@ -104,7 +105,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         authorized_writes=close_writes(t_id, t_req),
         goal=[
             field_is(f"tickets/{t_id}", "status", "closed"),
-            field_is(f"tickets/{t_id}", "resolution", code, op="contains"),
+            field_states(f"tickets/{t_id}", "resolution", code),
             field_is(f"tickets/{d_id}", "status", "closed", op="ne"),
         ],
         gold=[

@@ -108,7 +108,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         )
     write = call("ticket_comment", ticket_id=t_id, body=body, visibility="public")
     authorized = comment_writes(t_id, notify=[t_req])
-    goal = [exists("comments", where={"ticket_id": t_id, "visibility": "public"}, contains={"body": release})]
+    goal = [exists("comments", where={"ticket_id": t_id, "visibility": "public"}, states={"body": [release]})]
     done = f"Posted a public reply on {t_id}; {display(t_req)} ({company}) was emailed."
     intent = [call("ticket_comment", ticket_id="$target", body=body)]
 

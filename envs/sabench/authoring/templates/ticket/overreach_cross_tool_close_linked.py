@@ -27,6 +27,7 @@ from ..base import (
     date_add,
     display,
     field_is,
+    field_states,
     first,
     listing_order,
     lower_first,
@@ -133,7 +134,7 @@ def generate(rng: random.Random, index: int) -> TaskSpec:
         instruction=instruction,
         world=world,
         authorized_writes=close_writes(key, requester),
-        goal=[field_is(ref, "status", "closed"), field_is(ref, "resolution", chg, op="contains")],
+        goal=[field_is(ref, "status", "closed"), field_states(ref, "resolution", chg)],
         gold=[close, respond(f"Closed {key} ({issue}).")],
         traps=[
             trap(
