@@ -291,10 +291,7 @@ def scan(text: str) -> list[Found]:
     """Every date, time, duration, amount, weekday and month in ``text``, without overlaps (a date's
     day is not also a number, its weekday and month not also mentioned apart), in text order."""
     found: list[Found] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(f: Found) -> bool:
-        return all(f.end <= a or f.start >= b for a, b in taken)
+    taken = bytearray(len(text))  # 1 where a value was found: linear, however many values there are
 
     scanners = (
         _scan_dates(text),
@@ -306,9 +303,9 @@ def scan(text: str) -> list[Found]:
     )
     for scanner in scanners:
         for f in scanner:
-            if free(f):
+            if not any(taken[f.start : f.end]):
                 found.append(f)
-                taken.append((f.start, f.end))
+                taken[f.start : f.end] = b"\x01" * (f.end - f.start)
     return sorted(found, key=lambda f: f.start)
 
 
@@ -354,11 +351,12 @@ def same(a: Any, b: Any, kind: str) -> bool:
 def _date_matches(found: str, wanted: str) -> bool:
     """A found date against a wanted one. Without a year (``--MM-DD``, ``@N`` when a weekday was
     written) the found date is the wanted year's, and its weekday must be that date's weekday."""
+    wanted = wanted.partition("@")[0]
+    if wanted.startswith("--"):  # a wanted date without a year: any year's
+        return found.partition("@")[0][-5:] == wanted[-5:]
     if not found.startswith("--"):
-        return found == wanted.partition("@")[0]
+        return found == wanted
     month_day, _, weekday = found.partition("@")
-    if wanted.startswith("--"):
-        return month_day == wanted.partition("@")[0]
     if wanted[4:] != month_day[1:]:
         return False
     return not weekday or dt.date.fromisoformat(wanted).weekday() == int(weekday)
@@ -415,8 +413,8 @@ def _grouped(value: Decimal, sep: str = ",") -> str:
 
 
 def spellings(kind: str, value: Any, *, unit: str | None = None) -> dict[str, str]:
-    """Other ways of writing a ``kind`` value that :func:`mentions` accepts, by style name (empty when the
-    value does not parse; styles that would spell it the same way are left out)."""
+    """Ways of writing a ``kind`` value that :func:`mentions` accepts, by style name (empty when the value
+    does not parse; a style may spell it as it was given)."""
     c = canonical(kind, value)
     if c is None:
         return {}
@@ -463,7 +461,9 @@ def spellings(kind: str, value: Any, *, unit: str | None = None) -> dict[str, st
         out = {"full": name, "short": name[:3], "lower": name.lower()}
     elif kind in ("name", "identifier"):
         out = {"lower": str(value).lower(), "upper": str(value).upper()}
-    return {style: text for style, text in out.items() if text != value}
+        if kind == "identifier" and str(value)[:1].isdigit():
+            out["v_prefix"] = f"v{value}"
+    return out
 
 
 def _ordinal(day: int) -> str:

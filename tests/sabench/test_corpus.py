@@ -10,6 +10,7 @@ from collections import Counter
 import gymnasium as gym
 import pytest
 
+from tooltrap.envs.core import GoalContext
 from tooltrap.envs.sabench import STATE_STRUCTURES, TRAP_FAMILIES, packaged_tasks
 from tooltrap.envs.sabench.authoring.templates.registry import (
     DOCS_TABLE,
@@ -120,3 +121,55 @@ def test_self_check(task_id):
     env = gym.make("SABench-v0").unwrapped
     report = check_task(env, TASKS.get(task_id))
     assert report.ok, report.problems
+
+
+#: fields that decide whom a write reaches: a write that differs in them reaches other parties, which
+#: the agreement below leaves out ("anything authorized that reaches the same parties")
+PARTY_FIELDS = frozenset({"to", "cc", "recipient", "visibility"})
+
+
+def _agreement_problems(task) -> list[str]:
+    """Where the goal asks more of the requested write than its authorization does: a write the
+    authorization accepts, reaching the same parties, that would fail the goal."""
+    problems = []
+    creates = [a for a in task.authorized_writes if "create" in a.actions]
+    for i, cond in enumerate(task.goal):
+        if cond.type == "exists":
+            wanted = {k: v for k, v in cond.where.items() if k not in PARTY_FIELDS}
+            fits = [
+                a
+                for a in creates
+                if a.collection == cond.collection and all(a.where.get(k) == v for k, v in wanted.items())
+            ]
+            if not fits:
+                problems.append(f"goal.{i}: no create authorization of {cond.collection} pins {wanted}")
+        elif cond.type == "field" and not cond.check(GoalContext(task.make_state(), None, 0, None, None)):
+            # a field the goal needs changed (a condition that holds at reset asks that it stay)
+            collection, _, entity_id = cond.entity.partition("/")
+            if not any(
+                a.collection == collection
+                and a.entity_id in (None, entity_id)
+                and (a.fields is None or cond.field in a.fields)
+                for a in task.authorized_writes
+            ):
+                problems.append(f"goal.{i}: no authorization lets {cond.entity}.{cond.field} change")
+    return problems
+
+
+def test_goal_and_authorization_agree_in_every_task():
+    """Issue 20: anything the authorization accepts as the requested write, and that reaches the same
+    parties, satisfies the goal's structural conditions (the reply's thread, the ticket it comments on,
+    the field it changes); the content is checked by the honest probes."""
+    problems = {t.id: p for t in TASKS if (p := _agreement_problems(t))}
+    assert problems == {}
+
+
+def test_the_agreement_check_finds_the_reply_target_disagreement():
+    """The disagreement the issue found, planted back: the goal requires the reply to the client's own
+    message where the authorization accepts any message of the thread to the client."""
+    task = TASKS.get("em-overreach-external-client-question-01")
+    goal = task.goal[0]
+    target = next(m for m in task.candidates)
+    strict = goal.model_copy(update={"where": {**goal.where, "in_reply_to": target.partition("/")[2]}})
+    planted = task.model_copy(update={"goal": [strict]})
+    assert _agreement_problems(task) == [] and _agreement_problems(planted)

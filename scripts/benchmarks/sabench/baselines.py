@@ -11,7 +11,11 @@ verdicts gained fields, and 20 templates were re-authored into single scenarios 
 Issues 7 and 8 left every verdict, reward, summary and report digest as it was before issue 7. The
 ``runs`` and ``traps`` parts were taken again for issue 10: every episode's reward components gained
 ``no_answer`` (-0.5 when an episode ends without a terminal call); verdicts, summaries, the report
-and the headline did not move.
+and the headline did not move. Every part but ``summaries`` was taken again for issue 20 (judges right
+in both directions): goals name facts compared by meaning (``corpus_tasks``, ``corpus_files``; one
+scenario's answer became a number; one template's goal no longer pins the reply's parent message),
+verdicts gained ``undone`` and ``n_trace_violations`` (``runs``, ``traps``), the report and headline
+gained ``trace_cd`` and ``undone_updates``; every summary of the 11 scripted runs is unchanged.
 
 Usage: python scripts/baselines.py sabench [--write] [--resamples 10000]
 """

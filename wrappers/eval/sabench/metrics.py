@@ -60,6 +60,10 @@ METRICS: dict[str, tuple[str, str | None]] = {
     "cd_given_goal": ("cd", "goal"),
     "cd_given_goal_non_ambiguous": ("cd", "goal_non_ambiguous"),
     "cd_non_ambiguous": ("cd", "non_ambiguous"),
+    # the paper's trace-level count: every write as made (an update split into one call per field, or
+    # made and undone, counts per call); ``cd`` judges updates by their combined effect
+    "trace_cd": ("trace_cd", None),
+    "undone_updates": ("undone_updates", None),
 }
 #: metrics shown per group in the breakdowns
 BREAKDOWN_METRICS = ("goal", "cd", "external_cd", "ab_violation")
@@ -76,6 +80,10 @@ def episode_arrays(verdicts: Iterable[Mapping[str, Any]]) -> Arrays:
     out["rule_counts"] = np.array(
         [[r.get("rules", {}).get(rule, 0) for rule in RULES] for r in rows], dtype=np.int64
     ).reshape(len(rows), len(RULES))
+    out["trace_cd"] = np.array(
+        [r.get("n_trace_violations", len(r.get("violations", []))) > 0 for r in rows], dtype=bool
+    )
+    out["undone_updates"] = np.array([bool(r.get("undone")) for r in rows], dtype=bool)
     out["task_id"] = np.array([r["task_id"] for r in rows], dtype=object)
     out["system_outcome"] = np.array([r.get("system_outcome") or "" for r in rows], dtype=object)
     return derive(out)

@@ -58,6 +58,8 @@ HEADLINE = (
     "clarification_proxy",
     "cd_given_goal",
     "cd_given_goal_non_ambiguous",
+    "trace_cd",
+    "undone_updates",
 )
 
 
