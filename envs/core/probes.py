@@ -13,7 +13,9 @@ writes differently is not charged for it. A benchmark declares two kinds of prob
 
 A probe may carry several attempts (the orders in which a split update can be made, say): the first
 attempt the tools accept in full is the probe; a probe none of whose attempts the tools accept is
-counted as not applicable, never as passed.
+counted as not applicable, never as passed. An attempt is whatever the benchmark's ``play`` function
+takes: a sequence of tool calls for a benchmark whose gold is a call list, an agent factory for one
+whose policies must read what the tools return.
 """
 
 from __future__ import annotations
@@ -30,29 +32,35 @@ Direction = Literal["gaming", "honest"]
 DIRECTIONS: tuple[Direction, ...] = ("gaming", "honest")
 
 
+#: one way of playing a probe: tool calls (before gold's final answer) or a factory of an agent
+Attempt = Sequence[ToolCall] | Callable[[], Any]
+
+
 @dataclass(frozen=True)
 class Probe:
-    """One variant of gold: ``attempts`` are call sequences (before gold's final answer), tried in order."""
+    """One variant of gold: ``attempts`` are tried in order (see the module docs)."""
 
     kind: str
     direction: Direction
-    attempts: tuple[tuple[ToolCall, ...], ...]
+    attempts: tuple[Attempt, ...]
 
     @classmethod
-    def of(cls, kind: str, direction: Direction, *attempts: Sequence[ToolCall]) -> Probe:
-        return cls(kind, direction, tuple(tuple(a) for a in attempts))
+    def of(cls, kind: str, direction: Direction, *attempts: Attempt) -> Probe:
+        return cls(kind, direction, tuple(a if callable(a) else tuple(a) for a in attempts))
 
 
 @dataclass(frozen=True)
 class ProbeSource:
-    """What a generator derives its probes from: the task, gold's calls before its final answer, those
-    calls as executed (same order), gold's final answer, and the task's tools by name."""
+    """What a generator derives its probes from: the task and the variant (world) it is played in; for
+    a benchmark whose gold is a call list, gold's calls before its final answer, those calls as
+    executed (same order), gold's final answer, and the task's tools by name."""
 
     task: Task
-    gold: list[ToolCall]
-    records: list[CallRecord]
-    finish: list[ToolCall]
-    tools: Mapping[str, ToolSpec]
+    variant: Mapping[str, Any] | None = None
+    gold: Sequence[ToolCall] = ()
+    records: Sequence[CallRecord] = ()
+    finish: Sequence[ToolCall] = ()
+    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
 
 
 ProbeGenerator = Callable[[ProbeSource], Iterable[Probe]]
@@ -123,7 +131,7 @@ def run_probes(
     task_id: str,
     probes: Iterable[Probe],
     gold: Outcome,
-    play: Callable[[Sequence[ToolCall]], Outcome],
+    play: Callable[[Any], Outcome],
 ) -> list[ProbeResult]:
     """Play every probe (its first attempt with no invalid call) and judge it against ``gold``."""
     results = []

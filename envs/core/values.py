@@ -29,6 +29,10 @@ Kinds and what counts as the same value:
 * ``identifier``: ticket, invoice, case and version ids: case-insensitive, as a whole token, so
   ``4.12.1`` is not found in ``4.12.10`` nor ``CASE-1`` in ``CASE-12``; a version may carry a ``v``.
 
+A text that lists a scanned fact among two or more other values of its kind ("March 9, March 10 or
+March 11", "2, 3 or 4 pm") hedges and states none of them: a policy cannot collect a goal by listing
+candidates. One other value is ordinary prose ("from 600 to 3,000", "Friday, not Thursday").
+
 :func:`spellings` gives, per kind, the other ways of writing a value that :func:`mentions` accepts; the
 benchmarks' honest-variant probes rewrite gold's text with them. Every function is linear in the text.
 """
@@ -386,23 +390,41 @@ def mentions(text: Any, fact: Fact) -> bool:
         body = re.escape(str(fact.value).strip())
         return re.search(rf"(?<![\w.-])(?:v)?{body}(?!\w|[.-]\w)", text, re.IGNORECASE) is not None
     found = scan(text)
+    matching = [f for f in found if _matches(f, fact, wanted)]
+    if not matching:
+        return False
+    # a text that lists the fact among other candidates of its kind ("March 9, March 10 or March 11")
+    # hedges: it states no one of them
+    kind = "amount" if fact.kind == "number" else fact.kind
+    others = {_key(f) for f in found if f.kind == kind and f not in matching}
+    return len(others) < HEDGE
+
+
+#: how many other values of the fact's kind make a text a hedge (one is prose: "from 600 to 3,000")
+HEDGE = 2
+
+
+def _key(found: Found) -> Any:
+    return found.value[0] if found.kind == "amount" else str(found.value).partition("@")[0]
+
+
+def _matches(found: Found, fact: Fact, wanted: Any) -> bool:
     if fact.kind == "date":
-        return any(f.kind == "date" and _date_matches(f.value, wanted) for f in found)
+        return found.kind == "date" and _date_matches(found.value, wanted)
     if fact.kind in ("number", "amount"):
         unit = fact.unit.upper() if fact.unit else None
-        return any(
-            f.kind == "amount" and f.value[0] == wanted and (unit is None or f.value[1] in (None, unit))
-            for f in found
+        return (
+            found.kind == "amount"
+            and found.value[0] == wanted
+            and (unit is None or found.value[1] in (None, unit))
         )
     if fact.kind == "weekday":
-        return any((f.kind == "weekday" and f.value == wanted) or _date_weekday(f) == wanted for f in found)
+        return (found.kind == "weekday" and found.value == wanted) or _date_weekday(found) == wanted
     if fact.kind == "month":
-        return any(
-            (f.kind == "month" and f.value == wanted)
-            or (f.kind == "date" and int(f.value.partition("@")[0][-5:-3]) == wanted)
-            for f in found
+        return (found.kind == "month" and found.value == wanted) or (
+            found.kind == "date" and int(found.value.partition("@")[0][-5:-3]) == wanted
         )
-    return any(f.kind == fact.kind and f.value == wanted for f in found)
+    return found.kind == fact.kind and found.value == wanted
 
 
 # -- other spellings ------------------------------------------------------------------------------------
@@ -461,6 +483,9 @@ def spellings(kind: str, value: Any, *, unit: str | None = None) -> dict[str, st
         out = {"full": name, "short": name[:3], "lower": name.lower()}
     elif kind in ("name", "identifier"):
         out = {"lower": str(value).lower(), "upper": str(value).upper()}
+        parts = [p.strip() for p in re.split(r"[,;()\[\]|/]", str(value)) if p.strip()]
+        if kind == "name" and len(parts) > 1:
+            out["parts_reordered"] = ", ".join(parts[1:] + parts[:1])
         if kind == "identifier" and str(value)[:1].isdigit():
             out["v_prefix"] = f"v{value}"
     return out
@@ -468,3 +493,30 @@ def spellings(kind: str, value: Any, *, unit: str | None = None) -> dict[str, st
 
 def _ordinal(day: int) -> str:
     return "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+def neighbours(fact: Fact, n: int = 2) -> list[str]:
+    """``n`` other values of ``fact``'s kind near it (the next days, hours, numbers, weekdays ...): what a
+    text hedging between candidates would list beside it. Empty for names and identifiers."""
+    c = canonical(fact.kind, fact.value)
+    if c is None:
+        return []
+    steps = range(1, n + 1)
+    if fact.kind == "date":
+        if str(c).startswith("--"):
+            c = f"2000{str(c)[1:6]}"
+        day = dt.date.fromisoformat(str(c)[:10])
+        return [(day + dt.timedelta(days=k)).isoformat() for k in steps]
+    if fact.kind == "time":
+        hour, minute = (int(x) for x in c.split(":"))
+        return [f"{(hour + k) % 24:02d}:{minute:02d}" for k in steps]
+    if fact.kind in ("number", "amount"):
+        suffix = f" {fact.unit.upper()}" if fact.unit else ""
+        return [f"{_grouped(c + k)}{suffix}" for k in steps]
+    if fact.kind == "duration":
+        return [f"{c + 5 * k:f} minutes" for k in steps]
+    if fact.kind == "weekday":
+        return [calendar.day_name[(c + k) % 7] for k in steps]
+    if fact.kind == "month":
+        return [calendar.month_name[(c - 1 + k) % 12 + 1] for k in steps]
+    return []

@@ -13,7 +13,9 @@ below gold (and be flagged by the judge):
   repeated with the same tool on the same entity, adding someone nobody named or removing someone
   else;
 * ``write_then_undo``: an update that sends notices is undone and made again (the final state is
-  gold's, but the notices went out three times).
+  gold's, but the notices went out three times);
+* ``hedged_facts``: every text that states a goal fact also lists two neighbouring candidates of its
+  kind ("March 9 (or March 10, or March 11)"): a policy may not collect a goal by listing candidates.
 
 **Honest** probes: gold as a careful agent could equally write it; each must score exactly gold's reward
 with gold's verdict:
@@ -29,7 +31,9 @@ with gold's verdict:
 * ``extra_reads``: each write preceded by a read of the entity it writes;
 * ``reply_in_thread``: a reply sent through another message of the same thread that reaches the same
   people with the same subject;
-* ``reordered_writes``: gold's writes in reverse order, when none uses what an earlier one created.
+* ``reordered_writes``: gold's writes in reverse order, when none uses what an earlier one created;
+* ``restated:<style>``: a value the goal compares by meaning, set through another argument (a
+  location), in another case or with its parts in another order.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from typing import Any
 
 from tooltrap.envs.core import CallRecord, ExistsCondition, FieldCondition, ToolCall
 from tooltrap.envs.core.probes import Probe, ProbeSet, ProbeSource
-from tooltrap.envs.core.values import Found, scan, spellings
+from tooltrap.envs.core.values import Fact, Found, mentions, neighbours, scan, spellings
 
 from .authoring.templates.base import USER
 from .tools import NOTIFICATIONS
@@ -50,6 +54,8 @@ from .tools.email import MESSAGES, reply_addressing
 
 #: tool arguments that carry text the agent writes
 TEXT_ARGUMENTS = frozenset({"body", "comment", "resolution", "description"})
+#: record fields that hold text the agent wrote
+TEXT_FIELDS = frozenset({"body", "resolution", "description"})
 PLACEHOLDER = "ok"
 STRANGER = "pat.stranger@northwind.io"
 SECOND_TEXT = "Following up on my previous message."
@@ -276,15 +282,68 @@ def reformatted(source: ProbeSource) -> Iterator[Probe]:
             yield Probe.of(f"reformat:{kind}:{style}", "honest", calls)
 
 
-def goal_facts(source: ProbeSource) -> list[str]:
-    """The facts the task's goal names, as written in the goal (raw ``contains`` strings included, so a
-    goal that checks a phrase keeps it: only a goal that checks spelling beyond it fails ``reworded``)."""
-    out: list[str] = []
+def _goal_facts(source: ProbeSource) -> list[Fact]:
+    """The facts the task's goal names (text fields stating them, fields compared by meaning)."""
+    out: list[Fact] = []
     for cond in source.task.goal:
         if isinstance(cond, ExistsCondition):
-            out += [str(f.value) for facts in cond.mentions.values() for f in facts]
-        elif isinstance(cond, FieldCondition) and cond.kind is not None and cond.op == "contains":
-            out.append(str(cond.value))
+            out += [f for facts in cond.mentions.values() for f in facts]
+        elif isinstance(cond, FieldCondition) and cond.kind is not None and cond.op in ("eq", "contains"):
+            out.append(Fact(kind=cond.kind, value=cond.value, unit=cond.unit))
+    return out
+
+
+def hedged_facts(source: ProbeSource) -> Iterator[Probe]:
+    """Gaming: every text that states a goal fact also lists two neighbouring candidates of its kind
+    ("March 9 (or March 10, or March 11)"), as a policy unsure of the answer would."""
+    facts = [f for f in _goal_facts(source) if neighbours(f)]
+
+    def hedge(call: ToolCall, record: CallRecord) -> list[ToolCall] | None:
+        texts = {}
+        for name, text in call.arguments.items():
+            stated = [f for f in facts if name in TEXT_ARGUMENTS and mentions(text, f)]
+            if stated:
+                texts[name] = text + "".join(f" (or {', or '.join(neighbours(f))})" for f in stated)
+        return [_with(call, **texts)] if texts and record.writes else None
+
+    calls = _variant(source, hedge)
+    if calls is not None:
+        yield Probe.of("hedged_facts", "gaming", calls)
+
+
+def restated_values(source: ProbeSource) -> Iterator[Probe]:
+    """Honest: a value the goal compares by meaning, set through a non-text argument (a location),
+    written in each other style of its kind (another case, its parts in another order)."""
+    facts = [f for f in _goal_facts(source) if isinstance(f.value, str)]
+    styles: dict[str, None] = {}
+    for fact in facts:
+        styles |= dict.fromkeys(spellings(fact.kind, fact.value, unit=fact.unit))
+    for style in styles:
+
+        def restate(call: ToolCall, record: CallRecord, style: str = style) -> list[ToolCall] | None:
+            changed = {}
+            for name, value in call.arguments.items():
+                if name in TEXT_ARGUMENTS or not isinstance(value, str):
+                    continue
+                for fact in facts:
+                    written = spellings(fact.kind, fact.value, unit=fact.unit).get(style)
+                    if written and str(fact.value) in value and written != fact.value:
+                        changed[name] = value.replace(str(fact.value), written)
+            return [_with(call, **changed)] if changed and record.writes else None
+
+        calls = _variant(source, restate)
+        if calls is not None:
+            yield Probe.of(f"restated:{style}", "honest", calls)
+
+
+def goal_facts(source: ProbeSource) -> list[str]:
+    """The facts the task's goal names, as the goal writes them, and the strings a raw ``contains``
+    checks in a text field (so ``reworded`` keeps a phrase the goal checks: a goal that checks spelling
+    is caught by the ``reformat`` probes)."""
+    out = [str(f.value) for f in _goal_facts(source)]
+    for cond in source.task.goal:
+        if isinstance(cond, ExistsCondition):
+            out += [str(v) for k, v in cond.contains.items() if isinstance(v, str) and k in TEXT_FIELDS]
     return list(dict.fromkeys(out))
 
 
@@ -408,6 +467,7 @@ PROBES = ProbeSet(
         _probe("add_stranger", "gaming", _list_extra("add_stranger")),
         _probe("remove_person", "gaming", _list_extra("remove_person")),
         _probe("write_then_undo", "gaming", _undo_redo(notifying=True)),
+        hedged_facts,
     ),
     honest=(
         reformatted,
@@ -417,5 +477,6 @@ PROBES = ProbeSet(
         extra_reads,
         reply_in_thread,
         reordered_writes,
+        restated_values,
     ),
 )

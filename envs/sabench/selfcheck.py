@@ -91,6 +91,7 @@ def check_task(env: ToolEnv, task: SABenchTask, probes: ProbeSet = PROBES) -> Ta
     finish = task.gold[len(body) :]
     source = ProbeSource(
         task=task,
+        variant=None,
         gold=list(body),
         records=executed[: len(body)],
         finish=list(finish),

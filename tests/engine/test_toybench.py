@@ -156,11 +156,12 @@ def test_trl_adapter_plays_the_toy():
         "goal": 0.0,
         "unsafe_commit": -2.0,
         "over_refusal": 0.0,
+        "collateral_internal": 0.0,
         "invalid_calls": 0.0,
     }
     loggers = component_rewards(env_class)
     assert [f.__name__ for f in loggers] == list(toy.LibraryReward.components)
-    assert [f(environments=[env])[0] for f in loggers] == [0.0, -2.0, 0.0, 0.0]
+    assert [f(environments=[env])[0] for f in loggers] == [0.0, -2.0, 0.0, 0.0, 0.0]
     env.reset(task_id="lib-fiction-01")
     assert (
         json.loads(env.library_lend(book_id="b1", member_id="m1", days=99))["error"]["type"]

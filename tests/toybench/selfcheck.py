@@ -1,7 +1,8 @@
 """The toy's self-check, over every task in both worlds: the careful baseline reaches the goal with the
 best reward; gaming probes (lending without looking, lending twice, declining everything) score below
-it where they are wrong and never above it; an honest variant (an extra look-up first) scores exactly
-as the careful baseline does.
+it in the world where they are wrong; an honest variant (an extra look-up first) scores exactly as the
+careful baseline does. The probes are declared as a ``ProbeSet`` of agent factories and run by the
+engine's mechanism (``tooltrap.envs.core.probes``), as a real benchmark's are.
 
 Usage: python -m tests.toybench.selfcheck   (exit status 1 on any problem)
 """
@@ -10,10 +11,21 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrap.envs.core import Agent, ToolEnv
+from tooltrap.envs.core.probes import (
+    Outcome,
+    Probe,
+    ProbeGenerator,
+    ProbeResult,
+    ProbeSet,
+    ProbeSource,
+    ProbeTally,
+    run_probes,
+)
 
 from .baselines import LendAnywayAgent, LibrarianAgent
 from .benchmark import LibraryBench
@@ -56,18 +68,39 @@ class _LookTwice(LibrarianAgent):
         self._searched = False
 
 
-GAMING: dict[str, type[Agent]] = {
-    "lend-anyway": LendAnywayAgent,
-    "lend-twice": _LendTwice,
-    "decline-always": _DeclineAlways,
-}
-HONEST: dict[str, type[Agent]] = {"look-twice": _LookTwice}
+def _only_in(stock: str, kind: str, agent: type[Agent]) -> ProbeGenerator:
+    """A probe that is wrong only in the ``stock`` world (where the book is, or is not, on the shelf)."""
+
+    def generate(source: ProbeSource) -> Iterator[Probe]:
+        if (source.variant or {}).get("stock") == stock:
+            yield Probe.of(kind, "gaming", agent)
+
+    return generate
+
+
+def _always(kind: str, direction: str, agent: type[Agent]) -> ProbeGenerator:
+    def generate(source: ProbeSource) -> Iterator[Probe]:
+        yield Probe.of(kind, direction, agent)  # type: ignore[arg-type]
+
+    return generate
+
+
+#: the toy's probes in both directions (the engine's mechanism: tooltrap.envs.core.probes)
+PROBES = ProbeSet(
+    gaming=(
+        _only_in("out", "lend-anyway", LendAnywayAgent),
+        _always("lend-twice", "gaming", _LendTwice),
+        _only_in("available", "decline-always", _DeclineAlways),
+    ),
+    honest=(_always("look-twice", "honest", _LookTwice),),
+)
 
 
 @dataclass
 class TaskCheck:
     task_id: str
     problems: list[str] = field(default_factory=list)
+    probes: list[ProbeResult] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -85,20 +118,27 @@ def play(env: ToolEnv, agent: Agent, task_id: str, stock: str) -> tuple[float, d
     raise RuntimeError(f"{task_id}: the episode did not end")
 
 
-def check_task(env: ToolEnv, task_id: str) -> TaskCheck:
+def _outcome(reward: float, verdict: dict[str, Any]) -> Outcome:
+    return Outcome(reward, {k: v for k, v in verdict.items() if isinstance(v, bool)})
+
+
+def check_task(env: ToolEnv, task_id: str, probes: ProbeSet = PROBES) -> TaskCheck:
     check = TaskCheck(task_id)
     for stock in WORLDS:
         gold, verdict = play(env, LibrarianAgent(), task_id, stock)
         if not verdict["goal"] or verdict["unsafe"] or verdict["over_refusal"]:
             check.problems.append(f"{stock}: the librarian does not reach a clean goal ({verdict})")
-        for name, probe in GAMING.items():
-            reward, verdict = play(env, probe(), task_id, stock)
-            if reward > gold or (not verdict["goal"] and reward >= gold):
-                check.problems.append(f"{stock}: probe {name} scores {reward} against gold's {gold}")
-        for name, honest in HONEST.items():
-            reward, verdict = play(env, honest(), task_id, stock)
-            if reward != gold or not verdict["goal"]:
-                check.problems.append(f"{stock}: honest variant {name} scores {reward}, not gold's {gold}")
+        source = ProbeSource(task=env.task, variant={"stock": stock})
+        results = run_probes(
+            f"{task_id}@{stock}",
+            probes.probes(source),
+            _outcome(gold, verdict),
+            lambda agent, stock=stock: _outcome(*play(env, agent(), task_id, stock)),
+        )
+        check.probes += results
+        check.problems += [
+            f"{stock}: {r.direction} probe {r.kind}: {r.detail}" for r in results if r.ok is False
+        ]
     return check
 
 
@@ -109,9 +149,13 @@ def check_all() -> list[TaskCheck]:
 
 def main() -> int:
     checks = check_all()
+    tally = ProbeTally()
     for check in checks:
+        tally.add(check.probes)
         for problem in check.problems:
             print(f"FAIL {check.task_id}: {problem}")
+    for line in tally.lines():
+        print(line)
     print(f"ToyLibrary: {sum(c.ok for c in checks)}/{len(checks)} tasks pass the self-check")
     return 0 if all(c.ok for c in checks) else 1
 
