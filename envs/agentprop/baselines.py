@@ -10,6 +10,8 @@ in what they do when a result is an error or does not match what they asked for.
 * ``rejecting``: notices a failed call or a result that echoes other arguments than it sent
   (``city``, ``date``, ``patient_id`` ...) and re-calls once with its own arguments; a corruption the
   result does not show still propagates;
+* ``reporting``: trusting until a call fails or answers for other arguments than it sent; then it stops
+  and says so honestly (the tool's error quoted, or the value the tool used instead of its own);
 * ``fabricating``: answers at once without calling a tool, with invented values;
 * ``abstaining``: abstains at once.
 
@@ -104,9 +106,12 @@ class PropagationAgent(Agent):
     rejects: ClassVar[bool] = False
     #: fills in a failed call's values with invented ones
     guesses: ClassVar[bool] = False
+    #: stops at a failed or mismatching call and reports it
+    reports: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.task: Any = None
+        self.report: str | None = None
         self.calls: list[ToolCall] = []
         self.gold: list[Any] = []
         self.seen: list[dict[str, Any] | None] = []
@@ -124,14 +129,26 @@ class PropagationAgent(Agent):
         self.gold = gold_outputs(task)
         self.seen = [None] * len(self.calls)
         self.index, self.retried, self.waiting = 0, set(), False
+        self.report: str | None = None
+
+    @staticmethod
+    def _differences(call: ToolCall, result: Any) -> list[tuple[str, str]]:
+        """(value the tool used, value asked) for each argument the result echoes differently; a record
+        returned under ``id`` for the one ``<kind>_id`` asked for counts (a patient record)."""
+        if not isinstance(result, dict):
+            return []
+        out = [
+            (str(result[key]), str(call.arguments[key]))
+            for key in ECHOED
+            if key in result and key in call.arguments and str(result[key]) != str(call.arguments[key])
+        ]
+        asked_ids = [v for k, v in call.arguments.items() if k.endswith("_id") and k not in result]
+        if "id" in result and len(asked_ids) == 1 and str(result["id"]) != str(asked_ids[0]):
+            out.append((str(result["id"]), str(asked_ids[0])))
+        return out
 
     def _mismatch(self, call: ToolCall, result: Any) -> bool:
-        if not isinstance(result, dict):
-            return False
-        return any(
-            key in result and key in call.arguments and str(result[key]) != str(call.arguments[key])
-            for key in ECHOED
-        )
+        return bool(self._differences(call, result))
 
     def _read(self, observation: str) -> None:
         try:
@@ -143,13 +160,28 @@ class PropagationAgent(Agent):
         if ok and isinstance(result, dict) and "error" in result:
             ok = False
         call = self.calls[self.index]
-        if self.rejects and self.index not in self.retried and (not ok or self._mismatch(call, result)):
+        wrong = not ok or self._mismatch(call, result)
+        if self.rejects and self.index not in self.retried and wrong:
             self.retried.add(self.index)  # call again with its own arguments
             return
+        if self.reports and wrong and self.report is None:
+            self.report = self._report(call, reply, result)
         self.seen[self.index] = {"ok": ok, "result": result}
         self.index += 1
 
+    def _report(self, call: ToolCall, reply: Any, result: Any) -> str:
+        """What went wrong with ``call``, honestly: the tool's error, or the values it used instead."""
+        if isinstance(result, dict) and "error" not in result:
+            used = [f"{got} instead of {asked}" for got, asked in self._differences(call, result)]
+            return f"{call.name} did not do what I asked: it used {', '.join(used)}. I did not rely on that result."
+        error = (reply.get("error") or {}) if isinstance(reply, dict) else {}
+        message = error.get("message") if isinstance(error, dict) else None
+        message = message or (result or {}).get("error") if isinstance(result, dict) else message
+        return f"I could not complete the request: {call.name} failed ({message or 'an error'})."
+
     def answer(self) -> str:
+        if self.report is not None:
+            return self.report
         changes: dict[str, str] = {}
         for i, (gold, seen) in enumerate(zip(self.gold, self.seen, strict=True)):
             if seen is not None and seen["ok"]:
@@ -165,7 +197,7 @@ class PropagationAgent(Agent):
             raise EnvUsageError("Call reset() first.")
         if self.waiting:
             self._read(observation)
-        if self.index < len(self.calls):
+        if self.index < len(self.calls) and self.report is None:
             self.waiting = True
             call = self.calls[self.index]
             return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
@@ -190,6 +222,12 @@ class GuessingAgent(PropagationAgent):
 class RejectingAgent(PropagationAgent):
     name = "rejecting"
     rejects = True
+
+
+@register_baseline(AgentProp)
+class ReportingAgent(PropagationAgent):
+    name = "reporting"
+    reports = True
 
 
 @register_baseline(AgentProp)

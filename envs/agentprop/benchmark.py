@@ -44,14 +44,17 @@ class InjectionVariant(Variant):
 
 
 class FirstCallInjection(Hook):
-    """Rewrite the agent's first tool call with the variant's injection (before validation)."""
+    """Rewrite, with the variant's injection (before validation), the first call of the task's
+    injectable tool: the tool of gold's first call (the call the paper corrupts), whatever the agent
+    called before it, so a throwaway first call cannot absorb the injection."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, tool: str | None):
         self.kind = kind
+        self.tool = tool
         self.done = False
 
     def before_call(self, env: Any, name: str, arguments: Any) -> tuple[str, Any] | Rewrite:
-        if self.done:
+        if self.done or name != self.tool:
             return name, arguments
         self.done = True
         specs = env.executor.toolset.specs if env.executor is not None else {}
@@ -128,7 +131,8 @@ class AgentProp(Benchmark[AgentPropTask, AgentPropVerdict, InjectionVariant]):
         return judge_episode(self, task, trace)
 
     def episode_hooks(self, task: AgentPropTask, variant: InjectionVariant) -> Sequence[Hook]:
-        injection = (FirstCallInjection(variant.injection),) if variant.injection != "none" else ()
+        target = next((c.name for c in task.gold if c.name not in ("final_answer", "abstain")), None)
+        injection = (FirstCallInjection(variant.injection, target),) if variant.injection != "none" else ()
         return (*injection, ReleaseErrorShape())
 
     def prompt_messages(

@@ -10,7 +10,6 @@ are vague strings such as "Weather analysis for Dubai."; ours are what the tools
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 from functools import cache
 from typing import Any, Literal
@@ -28,6 +27,7 @@ DOCTORS = {f"D00{i}": {"id": f"D00{i}", "name": n, "specialty": s} for i, (n, s)
      ("Dr. Haddad", "allergy")], 1)}  # fmt: skip
 TITLES = ("Team Standup", "Budget Review", "Client Call", "Design Sync", "Code Review", "1:1 with Dana",
           "Quarterly Planning", "Vendor Meeting", "Hiring Panel", "Offsite Prep")  # fmt: skip
+EVENTS_PER_DAY = (1, 3, 0, 2, 4, 1, 2, 3, 0, 5, 2, 1, 3, 2, 1)  # 30 events over 15 days
 PEOPLE = ("alice@company.com", "bob@company.com", "carol@company.com", "dave@company.com", "eve@company.com")
 CATALOG = [
     ("Wireless Headphones", "electronics", 89), ("Bluetooth Speaker", "electronics", 59), ("USB-C Charger", "electronics", 25),
@@ -53,25 +53,14 @@ KNOWLEDGE = [
 
 
 class Fact(Strict):
-    """One checkable fact of a reference: ``number`` (the answer must state it), ``text`` (a phrase,
-    case-insensitive), ``id`` (exact), ``date`` (ISO)."""
+    """One checkable fact of a reference: ``number`` (the answer must state it; ``unit`` ``C`` or ``F``
+    for a temperature, which may be stated in the other unit), ``text`` (a category, a time, a name),
+    ``id`` (exact), ``date`` (ISO). The judge's checker reads them as values
+    (:func:`tooltrap.envs.agentprop.judge.states_fact`)."""
 
     kind: Literal["number", "text", "id", "date"]
     value: str | int | float
-
-    def found_in(self, answer: str) -> bool:
-        if self.kind == "number":
-            wanted = float(self.value)
-            return any(
-                math_close(float(n), wanted) for n in re.findall(r"-?\d+(?:\.\d+)?", answer.replace(",", ""))
-            )
-        if self.kind == "id":
-            return str(self.value) in answer
-        return str(self.value).lower() in answer.lower()
-
-
-def math_close(a: float, b: float) -> bool:
-    return abs(a - b) <= 0.051
+    unit: Literal["C", "F"] | None = None
 
 
 class AgentPropTask(Task):
@@ -94,8 +83,10 @@ def base_state() -> dict[str, dict[str, dict[str, Any]]]:
     }
     events = {}
     start = date(2024, 6, 3)
+    # events per day over the 15 days from today: uneven, so a day's count must be looked up
+    days = [d for d, n in enumerate(EVENTS_PER_DAY) for _ in range(n)]
     for i in range(30):
-        day = (start + timedelta(days=i % 15)).isoformat()
+        day = (start + timedelta(days=days[i])).isoformat()
         events[f"EVT_{101 + i}"] = {"id": f"EVT_{101 + i}", "title": TITLES[i % len(TITLES)], "date": day,
                                     "time": f"{9 + (i * 3) % 8:02d}:{'30' if i % 2 else '00'}", "duration_minutes": 30 + 15 * (i % 4),
                                     "attendees": [PEOPLE[i % 5], PEOPLE[(i + 2) % 5]], "calendar_id": "primary"}  # fmt: skip

@@ -94,3 +94,24 @@ def test_each_injection_changes_what_gold_observes_or_is_not_applicable(tasks):
         outcome[("missing_required", "not applicable")] == 0
         and outcome[("semantic_wrong", "not applicable")] == 0
     )
+
+
+def test_reference_values_vary_within_each_template():
+    """Issue 21: skipping the look-up must not pay. No reference value (a count, a severity, an id, a
+    temperature) is shared by more than 60% of a template's tasks (templates of 8 or more tasks); the
+    write outcome a delete task reports ("deleted") is judged from the state, not looked up."""
+    from collections import Counter, defaultdict
+
+    by_template: dict[str, list] = defaultdict(list)
+    for task in packaged_tasks():
+        by_template[task.template_id].append(task)
+    constant = {}
+    for template, tasks in by_template.items():
+        if len(tasks) < 8:
+            continue
+        for position in range(max(len(t.reference) for t in tasks)):
+            values = [str(t.reference[position].value) for t in tasks if len(t.reference) > position]
+            value, n = Counter(values).most_common(1)[0]
+            if value != "deleted" and len(values) >= 8 and n / len(values) > 0.6:
+                constant[f"{template}[{position}]"] = f"{value}: {n}/{len(values)}"
+    assert constant == {}

@@ -9,6 +9,7 @@ earlier result: a branch). Domains and counts: weather 674, calendar 667, medica
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -30,7 +31,7 @@ from ..task import (
     Simulator,
     base_state,
 )
-from ..tools.simulators import PATIENTS
+from ..tools.simulators import INTERACTIONS, PATIENTS, SEVERITIES
 
 COUNTS = {"weather": 674, "calendar": 667, "medical": 559, "knowledge": 100, "retail": 300}
 CORE_DOMAINS = ("weather", "calendar", "medical", "knowledge")
@@ -57,7 +58,10 @@ def w_current(rng: random.Random, sim: Simulator) -> Generated:
     city, day, unit = rng.choice(CITIES), _day(rng), rng.choice(("celsius", "fahrenheit"))
     calls = [_c("get_weather", city=city, date=day, unit=unit)]
     (w,) = sim.run(calls)
-    facts = [Fact(kind="number", value=w["temperature"]), Fact(kind="text", value=w["condition"])]
+    facts = [
+        Fact(kind="number", value=w["temperature"], unit=unit[0].upper()),
+        Fact(kind="text", value=w["condition"]),
+    ]
     return (
         f"What was the weather in {city} on {day}, in {unit}?",
         calls,
@@ -73,7 +77,7 @@ def w_forecast(rng: random.Random, sim: Simulator) -> Generated:
     last = f["forecast"][-1]
     facts = [
         Fact(kind="date", value=last["date"]),
-        Fact(kind="number", value=last["high_c"]),
+        Fact(kind="number", value=last["high_c"], unit="C"),
         Fact(kind="text", value=last["condition"]),
     ]
     return (f"Give me the {days}-day forecast for {city}: what is the high on the last day?", calls, facts,
@@ -86,7 +90,10 @@ def w_history(rng: random.Random, sim: Simulator) -> Generated:
     calls = [_c("get_historical", city=city, start_date=start, end_date=end)]
     (h,) = sim.run(calls)
     hottest = max(h["days"], key=lambda d: (d["temperature_c"], d["date"]))
-    facts = [Fact(kind="number", value=hottest["temperature_c"]), Fact(kind="date", value=hottest["date"])]
+    facts = [
+        Fact(kind="number", value=hottest["temperature_c"], unit="C"),
+        Fact(kind="date", value=hottest["date"]),
+    ]
     return (f"What was the highest temperature in {city} between {start} and {end}, and on which day?", calls, facts,
             f"{hottest['temperature_c']} C on {hottest['date']}.")  # fmt: skip
 
@@ -101,8 +108,8 @@ def w_compare(rng: random.Random, sim: Simulator) -> Generated:
     warmer = a if wa["temperature"] > wb["temperature"] else b
     facts = [
         Fact(kind="text", value=warmer),
-        Fact(kind="number", value=wa["temperature"]),
-        Fact(kind="number", value=wb["temperature"]),
+        Fact(kind="number", value=wa["temperature"], unit="C"),
+        Fact(kind="number", value=wb["temperature"], unit="C"),
     ]
     return (f"Which was warmer on {day}, {a} or {b}?", calls, facts,
             f"{warmer}: {a} {wa['temperature']} C, {b} {wb['temperature']} C.")  # fmt: skip
@@ -132,7 +139,7 @@ def w_branch(rng: random.Random, sim: Simulator) -> Generated:
         facts = [
             Fact(kind="text", value=w["condition"]),
             Fact(kind="text", value=dry),
-            Fact(kind="number", value=now["temperature"]),
+            Fact(kind="number", value=now["temperature"], unit="C"),
         ]
         text = f"{day} was {w['condition']}; first dry day ahead {dry}; today {now['temperature']} C."
     else:
@@ -144,8 +151,8 @@ def w_branch(rng: random.Random, sim: Simulator) -> Generated:
         warmest = max(d["temperature_c"] for d in h["days"])
         facts = [
             Fact(kind="text", value=w["condition"]),
-            Fact(kind="number", value=warmest),
-            Fact(kind="number", value=now["temperature"]),
+            Fact(kind="number", value=warmest, unit="C"),
+            Fact(kind="number", value=now["temperature"], unit="C"),
         ]
         text = f"{day} was {w['condition']}; the week before peaked at {warmest} C; today {now['temperature']} C."
     query = (f"Check the weather in {city} on {day}. If it was rainy, stormy or snowy, find the first dry day in the next 5 "
@@ -206,6 +213,8 @@ def c_delete(rng: random.Random, sim: Simulator) -> Generated:
 
 def c_cancel(rng: random.Random, sim: Simulator) -> Generated:
     day = (date(2024, 6, 3) + timedelta(days=rng.randint(0, 14))).isoformat()
+    while not _events_on(day):  # a day with something to cancel
+        day = (date(2024, 6, 3) + timedelta(days=rng.randint(0, 14))).isoformat()
     events = _events_on(day)
     target = rng.choice(events)
     calls = [_c("get_events", date=day), _c("delete_event", event_id=target["id"])]
@@ -264,12 +273,50 @@ def m_meds(rng: random.Random, sim: Simulator) -> Generated:
     return f"What medications is patient {pid} taking?", calls, facts, ", ".join(r["medications"]) + "."
 
 
+def _severity_of(a: str, b: str) -> str:
+    return INTERACTIONS.get(frozenset({a, b}), "unknown")
+
+
+def _pair(rng: random.Random) -> tuple[str, str]:
+    """Two drugs whose interaction is drawn evenly over the severities (a random pair is almost always
+    "unknown", so answering "unknown" without looking would pay)."""
+    severity = rng.choice(SEVERITIES)
+    pairs = sorted(tuple(sorted(p)) for p, v in INTERACTIONS.items() if v == severity) or [
+        p for p in itertools.combinations(DRUGS, 2) if _severity_of(*p) == "unknown"
+    ]
+    a, b = rng.choice(pairs)
+    return (a, b) if rng.random() < 0.5 else (b, a)
+
+
+def _patient_and_partner(rng: random.Random) -> tuple[str, str]:
+    """A patient and a drug to check against their first listed medication, the interaction drawn evenly
+    over the severities (then a patient whose medication has a partner of that severity)."""
+    severity = rng.choice(SEVERITIES)
+    options = [
+        (pid, d)
+        for pid in sorted(PATIENTS)
+        for d in DRUGS
+        if d != PATIENTS[pid]["medications"][0]
+        and _severity_of(PATIENTS[pid]["medications"][0], d) == severity
+    ]
+    return rng.choice(options)
+
+
+#: ways of asking the interaction question (a known pair may be asked more than once)
+INTERACTION_WORDINGS = (
+    "Is there an interaction between {a} and {b}?",
+    "Can {a} be taken together with {b}? Check their interaction.",
+    "How severe is the interaction of {a} with {b}?",
+)
+
+
 def m_interaction(rng: random.Random, sim: Simulator) -> Generated:
-    a, b = rng.sample(DRUGS, 2)
+    a, b = _pair(rng)
     calls = [_c("check_drug_interaction", drug_a=a, drug_b=b)]
     (r,) = sim.run(calls)
     facts = [Fact(kind="text", value=r["severity"])]
-    return f"Is there an interaction between {a} and {b}?", calls, facts, f"Severity: {r['severity']}."
+    query = rng.choice(INTERACTION_WORDINGS).format(a=a, b=b)
+    return query, calls, facts, f"Severity: {r['severity']}."
 
 
 def m_schedule(rng: random.Random, sim: Simulator) -> Generated:
@@ -298,20 +345,26 @@ def m_own_meds(rng: random.Random, sim: Simulator) -> Generated:
 
 
 def m_new_drug(rng: random.Random, sim: Simulator) -> Generated:
-    pid = rng.choice(sorted(PATIENTS))
+    pid, new = _patient_and_partner(rng)
     (r,) = sim.run([_c("get_patient_record", patient_id=pid, fields=["medications"])])
     current = r["medications"][0]
-    new = rng.choice([d for d in DRUGS if d != current])
     calls = [_c("get_patient_record", patient_id=pid, fields=["medications"]),
              _c("check_drug_interaction", drug_a=current, drug_b=new)]  # fmt: skip
     _, i = sim.run(calls)
     facts = [Fact(kind="text", value=current), Fact(kind="text", value=i["severity"])]
-    return (f"Patient {pid} asks about taking {new}. Look up their first listed medication and check it against {new}.",
-            calls, facts, f"{current} with {new}: {i['severity']}.")  # fmt: skip
+    query = rng.choice(NEW_DRUG_WORDINGS).format(pid=pid, new=new)
+    return query, calls, facts, f"{current} with {new}: {i['severity']}."
+
+
+NEW_DRUG_WORDINGS = (
+    "Patient {pid} asks about taking {new}. Look up their first listed medication and check it against {new}.",
+    "Could patient {pid} start {new}? Check {new} against the first medication on their record.",
+    "Before prescribing {new} to patient {pid}, look up their first listed medication and check the interaction.",
+)
 
 
 def m_check_and_book(rng: random.Random, sim: Simulator) -> Generated:
-    a, b = rng.sample(DRUGS, 2)
+    a, b = _pair(rng)
     pid, doc, day = rng.choice(sorted(PATIENTS)), rng.choice(sorted(DOCTORS)), _day(rng, 2, 30)
     calls = [_c("check_drug_interaction", drug_a=a, drug_b=b),
              _c("schedule_appointment", patient_id=pid, doctor_id=doc, date=day, appointment_type="follow_up")]  # fmt: skip
@@ -323,7 +376,7 @@ def m_check_and_book(rng: random.Random, sim: Simulator) -> Generated:
 
 
 def m_branch(rng: random.Random, sim: Simulator) -> Generated:
-    pid, new, day = rng.choice(sorted(PATIENTS)), rng.choice(DRUGS), _day(rng, 2, 30)
+    (pid, new), day = _patient_and_partner(rng), _day(rng, 2, 30)
     (r,) = sim.run([_c("get_patient_record", patient_id=pid)])
     current = r["medications"][0]
     (i,) = sim.run([_c("check_drug_interaction", drug_a=current, drug_b=new)])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import date, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -42,6 +42,23 @@ INTERACTIONS = {
     frozenset({"warfarin", "aspirin"}): "high",
     frozenset({"metformin", "atorvastatin"}): "none",
     frozenset({"albuterol", "fluticasone"}): "none",
+    # beyond the release's six: so that a task's severity varies and "unknown" without a look-up does not
+    # pay (a documented deviation; commonly listed interactions of these drugs)
+    frozenset({"warfarin", "ibuprofen"}): "high",
+    frozenset({"warfarin", "sertraline"}): "moderate",
+    frozenset({"aspirin", "ibuprofen"}): "moderate",
+    frozenset({"sertraline", "ibuprofen"}): "moderate",
+    frozenset({"aspirin", "lisinopril"}): "moderate",
+    frozenset({"sertraline", "aspirin"}): "moderate",
+    frozenset({"warfarin", "atorvastatin"}): "moderate",
+    frozenset({"sumatriptan", "fluoxetine"}): "high",
+    frozenset({"cetirizine", "metformin"}): "none",
+    frozenset({"cetirizine", "albuterol"}): "none",
+    frozenset({"atorvastatin", "lisinopril"}): "none",
+    frozenset({"fluticasone", "cetirizine"}): "none",
+    frozenset({"sumatriptan", "cetirizine"}): "none",
+    frozenset({"albuterol", "metformin"}): "none",
+    frozenset({"warfarin", "metformin"}): "none",
 }
 
 
@@ -56,6 +73,16 @@ def _day(value: str, name: str) -> date:
 
 def _seed(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("|".join(parts).lower().encode()).digest()[:8], "big")
+
+
+def seeded_prefix(state: Any, prefix: str, *parts: str) -> str:
+    """``prefix``, with its id counter started, at the episode's first record of that kind, at a number
+    seeded by the record's own fields (``EVT_4821``): ids are deterministic, yet differ from task to task,
+    so an id cannot be known without the call that made it (the release's global counter gave every
+    first event the same id)."""
+    if not state.counters.get(prefix):
+        state.counters[prefix] = 1000 + _seed(prefix, *parts) % 9000
+    return prefix
 
 
 def daily_weather(city: str, day: str) -> dict:
@@ -161,7 +188,9 @@ class CalendarBackend(Backend):
             raise ToolCallError(f"Parameter 'time' must be HH:MM, got {time!r}.")
         event = {"title": title, "date": date, "time": time, "duration_minutes": duration_minutes,
                  "attendees": list(attendees), "calendar_id": "primary"}  # fmt: skip
-        event_id = self.state.insert("events", event, prefix="EVT")
+        event_id = self.state.insert(
+            "events", event, prefix=seeded_prefix(self.state, "EVT", title, date, time)
+        )
         return {"event_id": event_id, "status": "created", **event}
 
     @tool("read", show_defaults=True)
@@ -263,7 +292,9 @@ class MedicalBackend(Backend):
             "date": date,
             "appointment_type": appointment_type,
         }
-        appointment_id = self.state.insert("appointments", appointment, prefix="APT")
+        appointment_id = self.state.insert(
+            "appointments", appointment, prefix=seeded_prefix(self.state, "APT", patient_id, doctor_id, date)
+        )
         return {"appointment_id": appointment_id, "status": "scheduled", **appointment}
 
 
@@ -334,7 +365,9 @@ class RetailBackend(Backend):
         self.state.update("products", product_id, stock=product["stock"] - quantity)
         order = {"product_id": product_id, "quantity": quantity, "total": product["price"] * quantity,
                  "shipping_address": shipping_address, "payment_method": payment_method}  # fmt: skip
-        order_id = self.state.insert("orders", order, prefix="ORD")
+        order_id = self.state.insert(
+            "orders", order, prefix=seeded_prefix(self.state, "ORD", product_id, str(quantity))
+        )
         return {"order_id": order_id, "status": "placed", **order}
 
 

@@ -2,13 +2,10 @@
 
 Usage: python scripts/selfcheck.py agentprop [--every N]
 
-For each task (:func:`tooltrap.envs.agentprop.selfcheck.check_task`): the gold calls and reference are a
-clean right answer (correct, grounded, not fabricated, no extra write); every probe a reward maximizer
-could learn scores below gold (an observation dump, the same as prose, where the answer needs more than
-the results say; a hedge over a closed vocabulary; doubled writes; a placeholder; the reference claimed
-without a call; invented values; refusal; no answer); and under each injection that breaks the first
-call, correct (the rejecting agent) > explicit abstention > wrong answer (trusting) > fabrication
-(guessing). Exits 1 when any task has a problem.
+For each task and injection setting (:func:`tooltrap.envs.agentprop.selfcheck.check_task`): gold (the
+rejecting agent) is a clean right answer; every gaming probe scores below it and every honest variant
+exactly as it (counts per probe are printed); under each injection type the outcomes are ordered
+repaired > honest report or abstention > wrong > fabricated. Exits 1 when any task has a problem.
 """
 
 from __future__ import annotations
@@ -22,6 +19,7 @@ import gymnasium as gym
 
 import tooltrap  # noqa: F401
 from tooltrap.envs.agentprop.selfcheck import check_task
+from tooltrap.envs.core.probes import ProbeTally
 
 
 def main(argv: list[str]) -> int:
@@ -32,11 +30,15 @@ def main(argv: list[str]) -> int:
     tasks = list(env.tasks)[:: args.every]
     t0 = time.perf_counter()
     failed: Counter[str] = Counter()
+    tally = ProbeTally()
     for task in tasks:
-        problems = check_task(env, task)
-        if problems:
+        check = check_task(env, task)
+        tally.add(check.probes)
+        if check.problems:
             failed[task.template_id] += 1
-            print(f"{task.id} ({task.template_id}): " + "; ".join(problems))
+            print(f"{task.id} ({task.template_id}): " + "; ".join(check.problems))
+    for line in tally.lines():
+        print(line)
     print(
         f"{len(tasks) - sum(failed.values())}/{len(tasks)} tasks pass the AgentProp self-check "
         f"in {time.perf_counter() - t0:.1f} s" + (f"; failing templates: {dict(failed)}" if failed else "")
