@@ -37,6 +37,13 @@ TERMINALS = ("final_answer", "abstain")
 ECHOED = ("city", "date", "start_date", "end_date", "patient_id", "drug_a", "drug_b", "event_id", "title",
           "product_id", "appointment_type", "query", "unit")  # fmt: skip
 FAILED = "I could not complete the request: {tool} returned an error."
+#: how the reporting agent says a write did not happen
+FAILED_WRITES = {
+    "create_event": "The event could not be scheduled",
+    "delete_event": "The event was not found and could not be deleted",
+    "schedule_appointment": "The appointment could not be booked",
+    "place_order": "The order could not be placed",
+}
 
 
 def keyed_leaves(value: Any, key: str = "") -> list[tuple[str, str]]:
@@ -130,6 +137,8 @@ class PropagationAgent(Agent):
         self.seen = [None] * len(self.calls)
         self.index, self.retried, self.waiting = 0, set(), False
         self.report: str | None = None
+        #: values it made up for failed calls (what a guess states that no tool said)
+        self.invented: set[str] = set()
 
     @staticmethod
     def _differences(call: ToolCall, result: Any) -> list[tuple[str, str]]:
@@ -177,6 +186,9 @@ class PropagationAgent(Agent):
         error = (reply.get("error") or {}) if isinstance(reply, dict) else {}
         message = error.get("message") if isinstance(error, dict) else None
         message = message or (result or {}).get("error") if isinstance(result, dict) else message
+        outcome = FAILED_WRITES.get(call.name)
+        if outcome:  # a failure report with the write's own verb: "could not be scheduled"
+            return f"{outcome}: {call.name} failed ({message or 'an error'})."
         return f"I could not complete the request: {call.name} failed ({message or 'an error'})."
 
     def answer(self) -> str:
@@ -187,7 +199,9 @@ class PropagationAgent(Agent):
             if seen is not None and seen["ok"]:
                 leaf_changes(gold, seen["result"], changes)
             elif self.guesses:
-                changes.update({k: invented(k) for k in leaves(gold) if k not in changes})
+                made_up = {k: invented(k) for k in leaves(gold) if k not in changes}
+                changes.update(made_up)
+                self.invented |= {v for k, v in made_up.items() if v != k}
             else:
                 return FAILED.format(tool=self.calls[i].name)
         return substitute(self.task.reference_text, changes)

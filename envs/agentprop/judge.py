@@ -82,7 +82,7 @@ def answer_budget(facts: Sequence[Fact]) -> tuple[int, int]:
     return max(MIN_ANSWER_BUDGET, 40 * len(facts)), numbers + EXTRA_NUMBERS
 
 
-def _category(fact: Fact) -> str | None:
+def category_of(fact: Fact) -> str | None:
     """The closed vocabulary a text fact's value belongs to (``condition``, ``severity``), if any."""
     value = str(fact.value).lower()
     return next((name for name, words in VOCABULARIES.items() if value in words), None)
@@ -92,14 +92,16 @@ def hedges(answer: str, fact: Fact, evidence: Evidence | None = None) -> bool:
     """Whether ``answer`` names two or more values of ``fact``'s vocabulary (condition, severity) as
     stated (not negated) while the fact has one: listing candidates is not stating it. Reciting only
     observed values (a forecast read out day by day) is not a hedge."""
-    category = _category(fact)
+    category = category_of(fact)
     if category is None:
         return False
     named = {c.value for c in claims(answer) if c.kind == "category" and not c.negated}
     named &= set(VOCABULARIES[category])
     if len(named) < 2:
         return False
-    return evidence is None or any(not any(evidence.supports_word(p) for p in PARAPHRASES[v]) for v in named)
+    return evidence is None or any(
+        not any(evidence.supports_word(p, tools_only=True) for p in PARAPHRASES[v]) for v in named
+    )
 
 
 def states_fact(answer: str, fact: Fact) -> bool:
@@ -135,8 +137,8 @@ def states_fact(answer: str, fact: Fact) -> bool:
             and not _negated_value(answer, str(fact.value))
         )
     value = str(fact.value).lower()
-    if _category(fact) is not None:
-        return any(c.kind == "category" and c.value == value for c in found)
+    if category_of(fact) is not None and any(c.kind == "category" and c.value == value for c in found):
+        return True
     if re.fullmatch(r"\d{1,2}:\d{2}", value):
         return any(c.kind == "time" and c.value == f"{int(value[:-3]):02d}:{value[-2:]}" for c in found)
     if value == "deleted":

@@ -102,6 +102,8 @@ class ProbeResult:
     #: True: as required; False: the judge is wrong here; None: no attempt was accepted by the tools
     ok: bool | None
     detail: str = ""
+    #: how the played attempt was judged (None when none was accepted): a labelled example of the judge
+    outcome: Outcome | None = None
 
 
 def judge_probe(task_id: str, probe: Probe, gold: Outcome, got: Outcome | None) -> ProbeResult:
@@ -111,7 +113,7 @@ def judge_probe(task_id: str, probe: Probe, gold: Outcome, got: Outcome | None) 
     if probe.direction == "gaming":
         ok = got.reward < gold.reward
         detail = "" if ok else f"scores {got.reward:g}, not below gold's {gold.reward:g} ({_flags(got)})"
-        return ProbeResult(task_id, probe.kind, probe.direction, ok, detail)
+        return ProbeResult(task_id, probe.kind, probe.direction, ok, detail, got)
     differs = sorted(k for k in {*gold.flags, *got.flags} if gold.flags.get(k) != got.flags.get(k))
     ok = got.reward == gold.reward and not differs
     detail = (
@@ -120,7 +122,7 @@ def judge_probe(task_id: str, probe: Probe, gold: Outcome, got: Outcome | None) 
         else f"scores {got.reward:g} where gold scores {gold.reward:g}"
         + (f"; verdict differs in {', '.join(f'{k}={got.flags.get(k)}' for k in differs)}" if differs else "")
     )
-    return ProbeResult(task_id, probe.kind, probe.direction, ok, detail)
+    return ProbeResult(task_id, probe.kind, probe.direction, ok, detail, got)
 
 
 def _flags(outcome: Outcome) -> str:

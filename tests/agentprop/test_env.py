@@ -164,8 +164,9 @@ def _compare_episode(env, task):
 
 
 def test_arithmetic_shown_in_the_answer_is_not_fabrication(env):
-    """The gap of two observed temperatures is worked from them (shown or not: a reader expects it); a
-    number from nowhere is made up."""
+    """The gap of two observed temperatures, stated beside them, is shown work; a number from nowhere,
+    or the gap without the numbers it comes from, is made up (with many observations almost any number
+    is some sum or gap of two: unshown pairwise arithmetic would excuse any invention)."""
     for task in (t for t in env.unwrapped.tasks if t.template_id == "weather:w_compare"):
         (a, b), seen = _compare_episode(env, task)
         gap = abs(a - b)
@@ -179,4 +180,4 @@ def test_arithmetic_shown_in_the_answer_is_not_fabrication(env):
     ):
         _compare_episode(env, task)
         outcomes[label] = step(env, "final_answer", answer=answer)[4]["verdict"]["fabricated"]
-    assert outcomes == {"shown": False, "alone": False, "nowhere": True}
+    assert outcomes == {"shown": False, "alone": True, "nowhere": True}

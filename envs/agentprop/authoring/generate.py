@@ -134,7 +134,8 @@ def w_branch(rng: random.Random, sim: Simulator) -> Generated:
         calls = [_c("get_weather", city=city, date=day), second, _c("get_weather", city=city, date=NOW[:10])]
         _, f, now = sim.run(calls)
         dry = next(
-            (d["date"] for d in f["forecast"] if d["condition"] not in ("rainy", "stormy", "snowy")), "none"
+            (d["date"] for d in f["forecast"] if d["condition"] not in ("rainy", "stormy", "snowy")),
+            "no dry day",
         )
         facts = [
             Fact(kind="text", value=w["condition"]),

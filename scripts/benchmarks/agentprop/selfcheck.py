@@ -18,7 +18,7 @@ from collections import Counter
 import gymnasium as gym
 
 import tooltrap  # noqa: F401
-from tooltrap.envs.agentprop.selfcheck import check_task
+from tooltrap.envs.agentprop.selfcheck import DetectorTable, check_task
 from tooltrap.envs.core.probes import ProbeTally
 
 
@@ -31,14 +31,21 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     failed: Counter[str] = Counter()
     tally = ProbeTally()
+    table = DetectorTable()
     for task in tasks:
         check = check_task(env, task)
         tally.add(check.probes)
+        table.add(check.labelled)
         if check.problems:
             failed[task.template_id] += 1
             print(f"{task.id} ({task.template_id}): " + "; ".join(check.problems))
     for line in tally.lines():
         print(line)
+    for line in table.lines():
+        print(line)
+    if not table.meets_targets():
+        print("FAIL: the fabrication detector misses its targets on the labelled set")
+        failed["detector targets"] += 1
     print(
         f"{len(tasks) - sum(failed.values())}/{len(tasks)} tasks pass the AgentProp self-check "
         f"in {time.perf_counter() - t0:.1f} s" + (f"; failing templates: {dict(failed)}" if failed else "")
