@@ -166,7 +166,8 @@ def injected_correctness(hops: Mapping[str, Mapping[str, Any]]) -> dict[str, flo
     share of the injected (S1) semantic_wrong sessions, i.e. ``1 - injection_to_error``.
 
     Taken as that complement on purpose: GPT-4o-mini's 13/80 is an exact tie at the printed precision
-    (16.25), and the release's float complement, 0.16249999..., is what printed 16.2."""
+    (16.25%); the float complement of the released 0.8375 is 0.16249999..., which rounds to the printed
+    16.2 (13/80 itself, 0.16250000000000000555, would round to 16.3)."""
     return {
         model: 1.0 - h["injection_to_error"]["point"]
         for model, h in hops.items()
