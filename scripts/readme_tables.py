@@ -241,10 +241,13 @@ def reproduction_table(result: dict) -> str:
     lines += [f"| {table}.tex cells | all | {count} equal |" for table, count in result["tables"].items()]
     labels = result["released_human_labels"]
     not_recomputable = ", ".join(f"{k} {v}" for k, v in result["not_recomputable"].items())
+    thirteen_models = ", ".join(f"{k} {v}" for k, v in result["not_recomputable_13_models"].items())
     return (
         "\n".join(lines)
         + f"\n\n{result['reproduced']} printed numbers reproduced. Not recomputable (they need the 87 "
-        f"unreleased human labels): {not_recomputable}. On the {labels['n']} released labels alone (not the "
+        f"unreleased human labels): {not_recomputable}. Not recomputable (they are over the paper's 13 "
+        f"models; the release has {result['released_models']}, with {result['released_s2_traces']} of the "
+        f"271 S2 traces): {thirteen_models}. On the {labels['n']} released labels alone (not the "
         f"paper's 100): human vs heuristic kappa {labels['human_vs_heuristic_kappa']}, human vs ensemble "
         f"kappa {labels['human_vs_ensemble_kappa']}."
     )

@@ -6,8 +6,8 @@ Usage: python scripts/reproduce_agentprop.py [--release DIR] [--write-docs | --c
 
 Exits 1 when a recomputed number differs from the printed one. ``--write-docs`` stores the comparison in
 ``docs/agentprop_reproduction.json`` (the README's reproduction table comes from it); ``--check`` fails
-when that file is stale. Numbers that need the unreleased human
-labels are listed as not recomputable, never printed as if they were.
+when that file is stale. Numbers that need the unreleased human labels, or the paper's 13 models (the
+release has 9), are listed as not recomputable, never printed as if they were.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 try:
     from _results import publish
@@ -25,14 +26,21 @@ except ImportError:  # imported as scripts.reproduce_agentprop (from the tests)
 
 from tooltrap.wrappers.eval.agentprop.judges import release_human_agreement
 from tooltrap.wrappers.eval.agentprop.release import (
+    NEEDS_THIRTEEN_MODELS,
     NOT_RECOMPUTABLE,
+    PRINTED_CALIBRATION,
     ensemble_agreement,
+    ensemble_correctness,
     format_interval,
+    heuristic_overcount,
     hop_rates,
+    injected_correctness,
+    injection_to_error_range,
     interceptor_hallucination,
     judge_agreement,
     read_latex_table,
     read_rows,
+    rejection_and_recovery,
     rejection_recovery_spearman,
     results_table,
     tool_call_rate,
@@ -41,6 +49,16 @@ from tooltrap.wrappers.eval.agentprop.release import (
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "agentprop-release"
 RESULT = Path(__file__).resolve().parent.parent / "docs" / "agentprop_reproduction.json"
 
+
+#: (what, ours, printed, digits): a printed number and the digits it is printed to (9: a released file's
+#: full float)
+Check = tuple[str, float, float, int]
+
+#: what each group of not-recomputable numbers needs
+NOT_RECOMPUTABLE_BECAUSE = (
+    ("the 87 unreleased human labels", NOT_RECOMPUTABLE),
+    ("the 13 models, 9 released", NEEDS_THIRTEEN_MODELS),
+)
 
 #: (printed table, baseline file, P2 file, the columns it prints after the model)
 TABLES = (
@@ -68,21 +86,11 @@ def table_cells(release: Path, results: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--release", type=Path, default=DEFAULT)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write-docs", action="store_true")
-    mode.add_argument("--check", action="store_true")
-    args = parser.parse_args(argv)
-    results = args.release / "data" / "results"
-    if not results.exists():
-        print(f"no release copy at {args.release}: nothing to reproduce", file=sys.stderr)
-        return 0  # --check too: without the release the stored comparison cannot be recomputed
-    p2 = read_rows(results / "p2_all_rejudged.csv")
-    hops = hop_rates(p2)
+def number_checks(results: Path, p2: list[dict[str, str]], hops: dict[str, dict[str, Any]]) -> list[Check]:
+    """Every printed number outside Tables 1 and 5 beside ours: ``hop_rates.json`` in full, then the
+    headline numbers of the paper and its tables, each to the digits it is printed with."""
     released = json.loads((results / "hop_rates.json").read_text(encoding="utf-8"))
-    checks: list[tuple[str, float, float, int]] = []  # (what, ours, printed, digits)
+    checks: list[Check] = []
     for model, h in hops.items():
         for key in ("p_S1", "p_S2", "p_S3", "r_2_3", "injection_to_error"):
             if h[key] is not None:
@@ -119,10 +127,68 @@ def main(argv: list[str]) -> int:
         ("gpt41_nano", 0.99),
     ):
         checks.append((f"{model} tool-call rate", calls[model], printed, 2))
+    # "P2 correctness falls from 24.4% to 16.2% (GPT-4o-mini) and from 36.0% to 24.3% (o3-mini)": the
+    # ensemble on every baseline session, then on the injected (S1) ones
+    baseline = ensemble_correctness(read_rows(results / "baseline_all_rejudged.csv"))
+    injected = injected_correctness(hops)
+    for model, before, after in (("gpt4o_mini", 0.244, 0.162), ("o3_mini", 0.360, 0.243)):
+        checks.append((f"{model} ensemble correctness, baseline", baseline[model], before, 3))
+        checks.append(
+            (f"{model} ensemble correctness, injected (1 - injection to error)", injected[model], after, 3)
+        )
+    for judge, printed in (("gpt4o_mini", 0.770), ("gpt4o", 0.792), ("gemini_25_flash", 0.821)):
+        checks.append((f"Table 3 {judge} kappa vs ensemble majority", ensemble[f"{judge}_kappa"], printed, 3))
+    checks.append(
+        ("heuristic over-count of P2 correctness vs the ensemble", heuristic_overcount(p2), 0.34, 2)
+    )
+    for calibrated, (low, high) in ((False, (0.57, 0.90)), (True, (0.53, 0.70))):
+        label = (
+            f"calibrated ({PRINTED_CALIBRATION[0]} / {PRINTED_CALIBRATION[1]})" if calibrated else "ensemble"
+        )
+        lowest, highest = injection_to_error_range(hops, calibrated=calibrated)
+        checks.append((f"injection to error over models, lowest, {label}", lowest, low, 2))
+        checks.append((f"injection to error over models, highest, {label}", highest, high, 2))
+    robustness = rejection_and_recovery(hops)
+    checks.append(("gpt41_nano rejection (1 - p_S1)", robustness["gpt41_nano"]["rejection"], 0.375, 3))
+    checks.append(("gpt41_nano recovery (1 - r23)", robustness["gpt41_nano"]["recovery"], 0.029, 3))
+    checks.append(
+        ("gemini_20_flash rejection (1 - p_S1)", robustness["gemini_20_flash"]["rejection"], 0.95, 2)
+    )
+    for model, change in (("gpt4o_mini", -0.230), ("gemini_20_flash", -0.013)):
+        checks.append(
+            (
+                f"{model} hallucination change with the interceptor",
+                rates[(model, "early_interceptor")] - rates[(model, "no_interceptor")],
+                change,
+                3,
+            )
+        )
+    return checks
+
+
+def reproduced(ours: float, printed: float, digits: int) -> bool:
+    """Whether ``ours`` prints as ``printed`` at ``digits`` decimals."""
+    return math.isclose(round(ours, digits), round(printed, digits), abs_tol=10 ** -(digits + 1))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", type=Path, default=DEFAULT)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--write-docs", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    results = args.release / "data" / "results"
+    if not results.exists():
+        print(f"no release copy at {args.release}: nothing to reproduce", file=sys.stderr)
+        return 0  # --check too: without the release the stored comparison cannot be recomputed
+    p2 = read_rows(results / "p2_all_rejudged.csv")
+    hops = hop_rates(p2)
+    checks = number_checks(results, p2, hops)
     cells = table_cells(args.release, results)
     failed = 0
     for what, ours, printed, digits in checks:
-        same = math.isclose(round(ours, digits), round(printed, digits), abs_tol=10 ** -(digits + 1))
+        same = reproduced(ours, printed, digits)
         failed += not same
         if digits < 9 or not same:
             print(f"{'ok ' if same else 'DIFF'} {what}: {ours:.{min(digits + 2, 6)}f} (printed {printed})")
@@ -139,8 +205,9 @@ def main(argv: list[str]) -> int:
     for table in sorted({what.split(" ", 1)[0] for what, _, _ in cells}):
         mine = [c for c in cells if c[0].startswith(table + " ")]
         print(f"{table}: {sum(o == p for _, o, p in mine)}/{len(mine)} printed cells equal")
-    for name, value in NOT_RECOMPUTABLE.items():
-        print(f"not recomputable (needs the 87 unreleased human labels): {name} = {value}")
+    for needs, numbers in NOT_RECOMPUTABLE_BECAUSE:
+        for name, value in numbers.items():
+            print(f"not recomputable (needs {needs}): {name} = {value}")
     total = len(checks) + len(cells)
     print(f"{total - failed}/{total} printed numbers reproduced")
     labels = release_human_agreement(args.release)
@@ -165,6 +232,9 @@ def main(argv: list[str]) -> int:
             for table in sorted({what.split(" ", 1)[0] for what, _, _ in cells})
         },
         "not_recomputable": NOT_RECOMPUTABLE,
+        "not_recomputable_13_models": NEEDS_THIRTEEN_MODELS,
+        "released_models": len(hops),
+        "released_s2_traces": sum(h["n_S2"] for h in hops.values()),
         "released_human_labels": {
             "n": labels["n"],
             "human_vs_heuristic_kappa": round(labels["human_vs_heuristic"]["kappa"], 4),

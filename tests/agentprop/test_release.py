@@ -1,23 +1,38 @@
 """The AgentProp-Bench release's printed numbers, recomputed from its result files (read from the copy
 in ../shared/data, never copied): the hop rates with the release's bootstrap, the rejection/recovery
-Spearman, judge agreement, the interceptor, the tool-call rate, and the substring heuristic."""
+Spearman, judge agreement, the interceptor, the tool-call rate, the substring heuristic, and the paper's
+text numbers over them (P2 correctness, Table 3's judges, the heuristic's over-count, the calibrated
+range, rejection and recovery); the numbers over the paper's 13 models are listed, not reproduced."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import re
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from tooltrap.wrappers.eval.agentprop.release import (
+    NEEDS_THIRTEEN_MODELS,
     NOT_RECOMPUTABLE,
+    OPEN_WEIGHT_INJECTION_TO_ERROR,
     ensemble_agreement,
+    ensemble_correctness,
     heuristic_correct,
+    heuristic_overcount,
     hop_rates,
+    human_calibrated_error,
+    injected_correctness,
+    injection_to_error_range,
     interceptor_hallucination,
     judge_agreement,
+    read_latex_table,
     read_rows,
+    rejection_and_recovery,
     rejection_recovery_spearman,
     release_interval,
     tool_call_rate,
@@ -26,6 +41,14 @@ from tooltrap.wrappers.eval.stats import cohens_h, cohens_kappa, spearman, two_p
 
 RESULTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "agentprop-release" / "data" / "results"
 needs_release = pytest.mark.skipif(not RESULTS.exists(), reason="the release copy is not on this machine")
+
+
+def _script() -> ModuleType:
+    """``scripts/reproduce_agentprop.py``, imported as the command line runs it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import reproduce_agentprop
+
+    return reproduce_agentprop
 
 
 def _close(a, b) -> bool:
@@ -126,10 +149,8 @@ def test_tables_1_and_5_cell_by_cell(tmp_path):
     """Every printed cell of Table 1 and the retail Table 5 comes out of the released CSVs; a table
     with one altered cell is caught."""
     import shutil
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-    from reproduce_agentprop import main, table_cells
+    main, table_cells = _script().main, _script().table_cells
 
     release = RESULTS.parent.parent
     cells = table_cells(release, RESULTS)
@@ -141,3 +162,105 @@ def test_tables_1_and_5_cell_by_cell(tmp_path):
     altered = [c for c in table_cells(copy, RESULTS) if c[1] != c[2]]
     assert [what for what, _, _ in altered] == ["table5_retail deepseek_v3 baseline"]
     assert main(["--release", str(release)]) == 0
+
+
+@needs_release
+def test_p2_correctness_is_the_ensemble_before_and_after_the_injection():
+    """The paper's 24.4% -> 16.2% (GPT-4o-mini) and 36.0% -> 24.3% (o3-mini): the ensemble over every
+    baseline session, then over the injected (S1) sessions only; over every P2 session it would be 29.0%
+    and 30.0%, which the paper does not print."""
+    p2 = read_rows(RESULTS / "p2_all_rejudged.csv")
+    baseline = ensemble_correctness(read_rows(RESULTS / "baseline_all_rejudged.csv"))
+    injected = injected_correctness(hop_rates(p2))
+    every_p2_session = ensemble_correctness(p2)
+    models = ("gpt4o_mini", "o3_mini")
+    assert [round(100 * baseline[m], 1) for m in models] == [24.4, 36.0]
+    assert [round(100 * injected[m], 1) for m in models] == [16.2, 24.3]
+    assert [round(100 * every_p2_session[m], 1) for m in models] == [29.0, 30.0]
+
+
+@needs_release
+def test_table3_kappas_are_its_printed_cells():
+    """Each rater's kappa against the ensemble majority prints as Table 3's cell, and the script compares
+    against those same cells."""
+    printed = read_latex_table(RESULTS.parents[1] / "paper" / "tables" / "table3_judge.tex")
+    ensemble = ensemble_agreement(read_rows(RESULTS / "ensemble_judge.csv"))
+    raters = {
+        "Heuristic (substring)": "heuristic",
+        "GPT-4o-mini": "gpt4o_mini",
+        "GPT-4o": "gpt4o",
+        "Gemini-2.5-Flash": "gemini_25_flash",
+    }
+    cells = {
+        key: float(re.sub(r"\\textbf\{(.*)\}", r"\1", printed[rater][0])) for rater, key in raters.items()
+    }
+    assert {key: round(ensemble[f"{key}_kappa"], 3) for key in cells} == cells
+    p2 = read_rows(RESULTS / "p2_all_rejudged.csv")
+    compared = {what: value for what, _, value, _ in _script().number_checks(RESULTS, p2, hop_rates(p2))}
+    for key in ("gpt4o_mini", "gpt4o", "gemini_25_flash"):
+        assert compared[f"Table 3 {key} kappa vs ensemble majority"] == cells[key], key
+
+
+@needs_release
+def test_overcount_ranges_rejection_and_recovery():
+    """The heuristic's 34 pp over-count, the injection-to-error range 0.57-0.90 (0.53-0.70 calibrated),
+    GPT-4.1-nano's 37.5% rejection and 2.9% recovery, Gemini-2.0-Flash's 95% rejection."""
+    p2 = read_rows(RESULTS / "p2_all_rejudged.csv")
+    hops = hop_rates(p2)
+    assert round(100 * heuristic_overcount(p2)) == 34
+    assert [round(x, 2) for x in injection_to_error_range(hops)] == [0.57, 0.90]
+    assert [round(x, 2) for x in injection_to_error_range(hops, calibrated=True)] == [0.53, 0.70]
+    # the paper's range is over 13 models: the 4 unreleased ones' printed rates must not widen it
+    released = [h["injection_to_error"]["point"] for h in hops.values()]
+    assert all(min(released) < rate < max(released) for rate in OPEN_WEIGHT_INJECTION_TO_ERROR.values())
+    robustness = rejection_and_recovery(hops)
+    assert round(robustness["gpt41_nano"]["rejection"], 3) == 0.375
+    assert round(robustness["gpt41_nano"]["recovery"], 3) == 0.029
+    assert round(robustness["gemini_20_flash"]["rejection"], 2) == 0.95
+
+
+def test_human_calibration_on_hand_computed_values():
+    """P(human wrong) = e * P(human wrong | ensemble wrong) + (1 - e) * P(human wrong | ensemble correct)."""
+    assert human_calibrated_error(1.0) == pytest.approx(0.75)  # 1 - P(human correct | ensemble wrong)
+    assert human_calibrated_error(0.0) == pytest.approx(0.24)  # 1 - P(human correct | ensemble correct)
+    assert human_calibrated_error(0.5, (0.9, 0.3)) == pytest.approx(0.5 * 0.7 + 0.5 * 0.1)
+
+
+@needs_release
+def test_a_moved_number_fails_the_reproduction(tmp_path, capsys):
+    """A release copy whose baseline file has one more GPT-4o-mini session judged correct (111/450 = 24.7%,
+    printed 24.4%) fails the reproduction, and the difference names that number alone."""
+    copy = tmp_path / "release"
+    results = copy / "data" / "results"
+    results.mkdir(parents=True)
+    (copy / "paper").symlink_to(RESULTS.parents[1] / "paper")
+    for path in RESULTS.iterdir():
+        (results / path.name).symlink_to(path)
+    rows = read_rows(RESULTS / "baseline_all_rejudged.csv")
+    wrong = next(r for r in rows if r["model"] == "gpt4o_mini" and r["ensemble_correct"] == "False")
+    wrong["ensemble_correct"] = "True"
+    (results / "baseline_all_rejudged.csv").unlink()
+    with (results / "baseline_all_rejudged.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert _script().main(["--release", str(copy)]) == 1
+    diffs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("DIFF")]
+    assert diffs == ["DIFF gpt4o_mini ensemble correctness, baseline: 0.24667 (printed 0.244)"]
+
+
+@needs_release
+def test_numbers_over_thirteen_models_are_listed_not_reproduced(capsys):
+    """The paper's 13-model numbers are printed as not recomputable and counted nowhere: the 9 released
+    models give another Spearman (0.126) and hold fewer S2 traces than the paper's 271."""
+    assert _script().main(["--release", str(RESULTS.parents[1])]) == 0
+    out = capsys.readouterr().out
+    for name, value in NEEDS_THIRTEEN_MODELS.items():
+        assert f"not recomputable (needs the 13 models, 9 released): {name} = {value}" in out
+    assert "221/221 printed numbers reproduced" in out
+    hops = hop_rates(read_rows(RESULTS / "p2_all_rejudged.csv"))
+    assert (
+        round(rejection_recovery_spearman(hops), 3)
+        != NEEDS_THIRTEEN_MODELS["rejection_recovery_spearman_rho"]
+    )
+    assert sum(h["n_S2"] for h in hops.values()) < 271

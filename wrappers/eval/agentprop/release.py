@@ -14,16 +14,23 @@ copy, read where it lies: ``../shared/data/agentprop-release`` here). Pure funct
   percentages are ``final_correct`` (the substring heuristic, equal to ``heuristic_correct`` in the
   rejudged files); "P2-semantic-wrong", yet ``n_P2`` = 800 is all four injection types;
 * judge agreement (heuristic vs the ensemble majority, Cohen's kappa), the interceptor's hallucination
-  with and without it, the tool-call rate, and the Spearman correlation of rejection and recovery.
+  with and without it, the tool-call rate, and the Spearman correlation of rejection and recovery;
+* the paper's text numbers over the judges: "P2 correctness" (:func:`ensemble_correctness` on the baseline
+  sessions, :func:`injected_correctness` after the injection), the heuristic's over-count
+  (:func:`heuristic_overcount`), the injection-to-error range with and without the printed human
+  calibration (:func:`injection_to_error_range`, :func:`human_calibrated_error`), and each model's
+  rejection and recovery (:func:`rejection_and_recovery`).
 
 Numbers that need the 87 unreleased human labels cannot be recomputed; :data:`NOT_RECOMPUTABLE` names them.
+Nor can those over the paper's 13 models that its 4 unreleased open-weight models enter
+(:data:`NEEDS_THIRTEEN_MODELS`).
 """
 
 from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +46,38 @@ NOT_RECOMPUTABLE = {
     "calibrated_correct_rate": 0.62,
 }
 
+#: printed numbers over the paper's 13 models (9 proprietary, released; 4 open-weight, whose rows are not):
+#: the rejection/recovery Spearman (the 9 give the release's own 0.126); the per-model range of the
+#: calibrated r23 whose mean is the 0.62 above (with the printed calibration the 9 already reach 0.74 at
+#: GPT-4.1-nano, so 0.73 also needs the labels' unrounded 19/75); the rates pooled over every model's
+#: traces (r23 = 217/271 S2 traces, of which the 9 hold fewer; calibrated, 0.65); the open-weight
+#: interceptor run
+NEEDS_THIRTEEN_MODELS = {
+    "rejection_recovery_spearman_rho": 0.041,
+    "rejection_recovery_spearman_p": 0.893,
+    "calibrated_r23_range_low": 0.46,
+    "calibrated_r23_range_high": 0.73,
+    "pooled_r23": 0.80,
+    "pooled_calibrated_r23": 0.65,
+    "pooled_injection_to_error_ensemble": 0.71,
+    "pooled_injection_to_error_gpt4o_mini_judge": 0.61,
+    "qwen25_7b_interceptor_reduction_pp": 24.0,
+}
+
+#: the paper's human calibration of the ensemble (its Appendix B, from the 100 labels) as printed:
+#: P(human correct | ensemble correct), P(human correct | ensemble wrong)
+PRINTED_CALIBRATION = (0.76, 0.25)
+
+#: injection-to-error of the 4 open-weight models as the paper prints them (Qwen2.5-3B/7B/14B,
+#: Hermes-3-Llama-8B; no rows released): its ranges are over all 13 models, and these lie inside the
+#: released 9's range, so the range stays recomputable
+OPEN_WEIGHT_INJECTION_TO_ERROR = {
+    "qwen25_3b": 0.74,
+    "qwen25_7b": 0.63,
+    "qwen25_14b": 0.65,
+    "hermes3_llama_8b": 0.67,
+}
+
 
 def read_rows(path: str | Path) -> list[dict[str, str]]:
     with Path(path).open(encoding="utf-8", newline="") as fh:
@@ -47,6 +86,22 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
 
 def _true(value: Any) -> bool:
     return str(value).strip() == "True"
+
+
+def _mean_by(
+    rows: Iterable[Mapping[str, str]],
+    key: Callable[[Mapping[str, str]], Hashable],
+    value: Callable[[Mapping[str, str]], bool],
+) -> dict[Any, float]:
+    """The mean of ``value`` over the rows of each ``key``, keys sorted."""
+    groups: dict[Any, list[bool]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(value(row))
+    return {k: float(np.mean(values)) for k, values in sorted(groups.items())}
+
+
+def _model(row: Mapping[str, str]) -> str:
+    return row["model"]
 
 
 def release_interval(
@@ -88,11 +143,74 @@ def hop_rates(rows: Iterable[Mapping[str, str]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def rejection_and_recovery(hops: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Per model: rejection = ``1 - p_S1`` and recovery = ``1 - r23`` (None without an S2 session)."""
+    return {
+        model: {
+            "rejection": 1.0 - h["p_S1"]["point"],
+            "recovery": None if h["r_2_3"] is None else 1.0 - h["r_2_3"]["point"],
+        }
+        for model, h in hops.items()
+    }
+
+
 def rejection_recovery_spearman(hops: Mapping[str, Mapping[str, Any]]) -> float:
-    """Spearman of p(S1) and r23 across models (the release reports 0.126): the same as rejection
-    (``1 - p_S1``) against recovery (``1 - r23``)."""
-    models = [m for m, h in hops.items() if h["r_2_3"] is not None]
-    return spearman([hops[m]["p_S1"]["point"] for m in models], [hops[m]["r_2_3"]["point"] for m in models])
+    """Spearman of rejection and recovery across models (the release reports 0.126 over its 9 models, the
+    paper 0.041 over 13): the same as p(S1) against r23, both being reversed."""
+    both = [r for r in rejection_and_recovery(hops).values() if r["recovery"] is not None]
+    return spearman([r["rejection"] for r in both], [r["recovery"] for r in both])
+
+
+def injected_correctness(hops: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """Per model: the paper's "P2 correctness" (GPT-4o-mini 16.2%, o3-mini 24.3%), the ensemble-correct
+    share of the injected (S1) semantic_wrong sessions, i.e. ``1 - injection_to_error``.
+
+    Taken as that complement on purpose: GPT-4o-mini's 13/80 is an exact tie at the printed precision
+    (16.25%); the float complement of the released 0.8375 is 0.16249999..., which rounds to the printed
+    16.2 (13/80 itself, 0.16250000000000000555, would round to 16.3)."""
+    return {
+        model: 1.0 - h["injection_to_error"]["point"]
+        for model, h in hops.items()
+        if h["injection_to_error"] is not None
+    }
+
+
+def ensemble_correctness(rows: Iterable[Mapping[str, str]]) -> dict[str, float]:
+    """Per model: the share of sessions the ensemble majority judged correct (``ensemble_correct``); on
+    ``baseline_all_rejudged.csv`` the baseline side of "P2 correctness" (GPT-4o-mini 24.4%, o3-mini 36.0%)."""
+    return _mean_by(rows, _model, lambda row: _true(row["ensemble_correct"]))
+
+
+def heuristic_overcount(rows: Iterable[Mapping[str, str]]) -> float:
+    """How far the substring heuristic's correctness exceeds the ensemble's over the semantic_wrong
+    sessions of ``p2_all_rejudged.csv``, pooled (the paper's 34 pp)."""
+    injected = [row for row in rows if row["error_type"] == "semantic_wrong"]
+    return float(
+        np.mean([_true(row["heuristic_correct"]) for row in injected])
+        - np.mean([_true(row["ensemble_correct"]) for row in injected])
+    )
+
+
+def human_calibrated_error(
+    ensemble_error: float, calibration: tuple[float, float] = PRINTED_CALIBRATION
+) -> float:
+    """P(human says wrong) for a rate of ensemble-wrong verdicts, given ``calibration`` = (P(human correct
+    | ensemble correct), P(human correct | ensemble wrong))."""
+    correct_if_correct, correct_if_wrong = calibration
+    return ensemble_error * (1.0 - correct_if_wrong) + (1.0 - ensemble_error) * (1.0 - correct_if_correct)
+
+
+def injection_to_error_range(
+    hops: Mapping[str, Mapping[str, Any]], *, calibrated: bool = False
+) -> tuple[float, float]:
+    """(lowest, highest) injection-to-error over the paper's 13 models: the released models' rates and the
+    printed open-weight ones (:data:`OPEN_WEIGHT_INJECTION_TO_ERROR`), through
+    :func:`human_calibrated_error` when ``calibrated`` (the paper's 0.57-0.90 and 0.53-0.70)."""
+    rates = [h["injection_to_error"]["point"] for h in hops.values() if h["injection_to_error"] is not None]
+    rates += OPEN_WEIGHT_INJECTION_TO_ERROR.values()
+    if calibrated:
+        rates = [human_calibrated_error(rate) for rate in rates]
+    return min(rates), max(rates)
 
 
 def ensemble_agreement(rows: Sequence[Mapping[str, str]]) -> dict[str, float]:
@@ -123,18 +241,14 @@ def judge_agreement(rows: Sequence[Mapping[str, str]]) -> dict[str, float]:
 
 def interceptor_hallucination(rows: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], float]:
     """(model, condition) -> the hallucination rate (not abstained and not correct) of interceptor files."""
-    groups: dict[tuple[str, str], list[bool]] = {}
-    for row in rows:
-        groups.setdefault((row["model"], row["condition"]), []).append(_true(row["hallucination"]))
-    return {key: float(np.mean(values)) for key, values in sorted(groups.items())}
+    return _mean_by(
+        rows, lambda row: (row["model"], row["condition"]), lambda row: _true(row["hallucination"])
+    )
 
 
 def tool_call_rate(rows: Iterable[Mapping[str, str]]) -> dict[str, float]:
     """Per model: 1 - the share of sessions with no tool selected (the paper's Table 7)."""
-    groups: dict[str, list[bool]] = {}
-    for row in rows:
-        groups.setdefault(row["model"], []).append(bool(row["tool_selected"].strip()))
-    return {model: float(np.mean(values)) for model, values in sorted(groups.items())}
+    return _mean_by(rows, _model, lambda row: bool(row["tool_selected"].strip()))
 
 
 def results_table(
@@ -212,8 +326,8 @@ def claims_tool_outcome(answer: str) -> bool:
 def fabrication_without_tools(rows: Iterable[Mapping[str, str]]) -> dict[str, float]:
     """Per model: the share of sessions whose answer claims a tool outcome although no tool was called
     (the release-answer proxy of fabrication; the env's own definition reads the trace)."""
-    groups: dict[str, list[bool]] = {}
-    for row in rows:
-        no_tool = not row["tool_selected"].strip()
-        groups.setdefault(row["model"], []).append(no_tool and claims_tool_outcome(row["final_answer"]))
-    return {model: float(np.mean(values)) for model, values in sorted(groups.items())}
+    return _mean_by(
+        rows,
+        _model,
+        lambda row: not row["tool_selected"].strip() and claims_tool_outcome(row["final_answer"]),
+    )
