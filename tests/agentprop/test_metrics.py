@@ -97,12 +97,12 @@ def test_the_checker_rejects_dumps_hedges_and_pasted_results():
     assert not check_answer("25 foggy " + "x" * 500, facts)  # length budget
     # reading a forecast out day by day is not a hedge when every condition named was observed
     recited = "Today 25 and foggy; then sunny, cloudy, rainy and stormy."
-    observed = Evidence(words=" foggy sunny cloudy rainy stormy ")
+    observed = Evidence(tool_words=" foggy sunny cloudy rainy stormy ")
     assert check_answer(recited, facts, observed) and not check_answer(
         recited, facts, Evidence(words=" foggy ")
     )
     # two candidates of a single-valued fact, a negated fact, a range around a number: not stated
-    assert not check_answer("25 C, foggy or maybe rainy", facts, Evidence(words=" foggy "))
+    assert not check_answer("25 C, foggy or maybe rainy", facts, Evidence(tool_words=" foggy "))
     assert not check_answer("25 C and definitely not foggy", facts)
     assert not check_answer("between 25 and 30 C, foggy", facts)
     # the other unit, number words, a paraphrase, a date in words: stated
