@@ -215,13 +215,13 @@ def agentprop_table(result: dict) -> str:
             for _, key in AGENTPROP_COLUMNS
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "| interceptor run | hallucination without -> with | abstained | precision | saved | broken |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += ["", "| interceptor run | hallucination without -> with | abstained | precision | saved | broken | pair gave no answer |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, c in result["interceptor"].items():
         precision = "-" if c["abstention_precision"] is None else f"{100 * c['abstention_precision']:.1f}%"
         lines.append(
             f"| {name} | {100 * c['hallucination_without']:.1f}% -> {100 * c['hallucination_with']:.1f}% | "
-            f"{c['intercepted']:,} | {precision} | {c['saved']:,} | {c['broken']:,} |"
+            f"{c['intercepted']:,} | {precision} | {c['saved']:,} | {c['broken']:,} | {c['unanswered_pairs']:,} |"
         )
     return "\n".join(lines)
 

@@ -117,6 +117,32 @@ def test_interceptor_early_abstains_at_run_time_after_two_tool_errors():
     assert terminated and info["verdict"]["abstained"] and info["verdict"]["intercepted"]
 
 
+def test_interceptor_layer_one_counts_failing_steps_not_calls():
+    """Three failing calls in one step are one flagged step: below the threshold of two, at run time
+    (early) and at the end (output-only); a second failing step reaches it, and the early point abstains
+    at the next step's call."""
+    for point in ("early", "output-only"):
+        env = _interceptor_env(point)
+        task = _weather_task(env.unwrapped)
+        call = task.gold[0]
+        careless = {"name": call.name, "arguments": call.arguments | {"verbose": True}}
+        env.reset(options={"task_id": task.id})
+        env.step(json.dumps([careless] * 3))
+        assert env.unwrapped.trace.n_errors == 3
+        step(env, call.name, **call.arguments)
+        _, _, terminated, _, info = step(env, "final_answer", answer=task.reference_text)
+        assert terminated and not info["verdict"]["intercepted"] and info["verdict"]["correct"], point
+    env = _interceptor_env("early")
+    env.reset(options={"task_id": task.id})
+    env.step(json.dumps([careless] * 3))
+    env.step(json.dumps([careless, {"name": call.name, "arguments": call.arguments}]))  # runs to its end
+    assert [(c.ok, c.intercept) for c in env.unwrapped.trace.steps[1].calls] == [(False, None), (True, None)]
+    _, _, terminated, _, info = step(env, call.name, **call.arguments)
+    assert terminated and info["verdict"]["intercepted"] and info["verdict"]["abstained"]
+    intercept = env.unwrapped.trace.calls[-1].intercept
+    assert intercept["reason"] == "layer 1: 2 steps with a failing call"
+
+
 def test_interceptor_layer_three_and_the_operating_points():
     env = _interceptor_env("output-only")
     task = _weather_task(env.unwrapped)

@@ -19,6 +19,7 @@ from tooltrap.envs.agentprop.claims import Evidence
 from tooltrap.envs.agentprop.judge import check_answer
 from tooltrap.envs.agentprop.selfcheck import check_task, play
 from tooltrap.envs.agentprop.task import Fact, packaged_tasks
+from tooltrap.envs.core import Agent
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.agentprop.metrics import (
     columns,
@@ -150,23 +151,90 @@ def _record(task: str, injection: str, **verdict) -> dict:
     return {"task_id": task, "verdict": base | verdict, "system_outcome": None}
 
 
-def test_interceptor_comparison_counts_saved_and_broken_answers():
+def test_interceptor_comparison_decides_saved_and_broken_by_the_pair():
+    """The with-run's own ``answer_correct`` says nothing (a run-time abstention has no answer, so it
+    is always False): what the episode without the interceptor did decides."""
     without = [
         _record("t1", "none", correct=True),
         _record("t2", "none"),
         _record("t3", "none"),
         _record("t4", "none"),
+        _record("t5", "none", abstained=True),
+        _record("t6", "none", truncated="max_steps"),
     ]
+    intercepted = {"abstained": True, "intercepted": True, "answer_correct": False}
     with_ = [
-        _record("t1", "none", abstained=True, intercepted=True, answer_correct=True),  # broken
-        _record("t2", "none", abstained=True, intercepted=True, answer_correct=False),  # saved
+        _record("t1", "none", **intercepted),  # broken: the pair answered right
+        _record("t2", "none", **intercepted | {"answer_correct": True}),  # saved: the pair answered wrong
         _record("t3", "none"),
-        _record("t4", "none", abstained=True, intercepted=True, answer_correct=False),  # saved
+        _record("t4", "none", **intercepted),  # saved
+        _record("t5", "none", **intercepted),  # the pair abstained: neither
+        _record("t6", "none", **intercepted),  # the pair was truncated: neither
     ]  # fmt: skip
     c = interceptor_comparison(without, with_ + [_record("t9", "none")])  # an unpaired episode is ignored
-    assert c.n == 4 and c.hallucination_without == 0.75 and c.hallucination_with == 0.25
-    assert (c.intercepted, c.saved, c.broken) == (3, 2, 1) and c.abstention_precision == pytest.approx(2 / 3)
+    assert c.n == 6 and c.hallucination_without == 0.5 and c.hallucination_with == pytest.approx(1 / 6)
+    assert (c.intercepted, c.saved, c.broken, c.unanswered_pairs) == (5, 2, 1, 2)
+    assert c.abstention_precision == pytest.approx(2 / 3)  # of the 3 interceptions with a decidable pair
     assert c.cohens_h > 0 and 0 < c.p < 1
+    nothing_to_decide = interceptor_comparison(without[4:], with_[4:])
+    assert nothing_to_decide.unanswered_pairs == 2 and np.isnan(nothing_to_decide.abstention_precision)
+
+
+class _RetryingAgent(Agent):
+    """Plays the task's gold calls and re-sends a call that failed until it succeeds; its first retry is
+    careless (an argument the tool does not take), so an injected failure costs two failing steps. It
+    answers the reference once every call has succeeded: right when its calls ran as gold (always after
+    a failure it retried; a silent semantic corruption would still propagate)."""
+
+    privileged = True
+    name = "retrying"
+
+    def reset(self, observation, info, *, task=None, seed=None) -> None:
+        self.task = task
+        self.pending = [c for c in task.gold if c.name not in ("final_answer", "abstain")]
+        self.failures = 0
+        self.waiting = False
+
+    def act(self, observation, info) -> str:
+        if self.waiting:
+            reply = json.loads(observation)
+            if reply["ok"] and "error" not in reply["result"]:
+                self.pending.pop(0)
+                self.failures = 0
+            else:
+                self.failures += 1
+        self.waiting = bool(self.pending)
+        if not self.pending:
+            return json.dumps({"name": "final_answer", "arguments": {"answer": self.task.reference_text}})
+        call = self.pending[0]
+        careless = {"verbose": True} if self.failures == 1 else {}
+        return json.dumps({"name": call.name, "arguments": call.arguments | careless})
+
+
+def test_an_early_abstention_before_the_answer_is_broken_when_the_pair_answered_right(tmp_path):
+    """Injected failure, careless retry, right retry: two failing steps, so the early interceptor abstains
+    at run time on the third call, before any answer. Without it the agent answers right: the report
+    must count broken answers, not saved ones."""
+    grid = [{"injection": "missing_required"}]
+    tasks = "weather_000*"
+    without = evaluate("AgentProp-v0", _RetryingAgent(), tmp_path / "r", tasks=tasks, variants=grid)
+    with_ = evaluate(
+        "AgentProp-v0",
+        _RetryingAgent(),
+        tmp_path / "ri",
+        tasks=tasks,
+        variants=grid,
+        mitigation="interceptor",
+    )
+    assert all(r["verdict"]["correct"] for r in without)
+    stopped = [r["verdict"] for r in with_ if r["verdict"]["intercepted"]]
+    assert stopped and not any(v["answer_correct"] for v in stopped)  # the with-run holds no answer
+    c = REPORT.build({"retrying": without, "retrying+interceptor": with_}, n_resamples=50).interceptor[
+        "retrying+interceptor"
+    ]
+    assert (c.saved, c.broken) == (0, len(stopped)) and c.abstention_precision == 0.0
+    assert c.unanswered_pairs == 0
+    assert c.hallucination_without == c.hallucination_with == 0.0
 
 
 def test_report_over_runs_with_and_without_the_interceptor(tmp_path):

@@ -1,7 +1,9 @@
 """The hallucination interceptor (AgentProp-Bench): three layers over an episode, and a flag turns the
 answer into an explicit abstention.
 
-* layer 1: steps whose call failed validation or whose result carries an ``error`` key;
+* layer 1: steps with at least one call that failed validation or whose result carries an ``error``
+  key (the release's harness sends one call a step; a step with three failing calls is one flagged
+  step, not three);
 * layer 2: uncertainty / failure words in the agent's own text (error, invalid, unknown, failed, not
   found, missing, incorrect, wrong);
 * layer 3: numbers in the final answer (signed decimals of two or more characters) that appear in no
@@ -10,15 +12,18 @@ answer into an explicit abstention.
 
 Named operating points (the release's four variants, ``operating_point=``):
 
-* ``early`` (the reproduction default: the release's held-out file): abstains at run time once layer 1
-  has flagged ``l1_threshold`` (2) steps; layer 2 is logged, never abstains; layer 3 at the end;
+* ``early`` (the reproduction default: the release's held-out file): abstains at run time, at the next
+  call after the step in which layer 1 flagged its ``l1_threshold``-th (2nd) step; layer 2 is logged,
+  never abstains; layer 3 at the end;
 * ``output-only``: the same tests, at the end only;
 * ``tuned`` (``analysis/interceptor_tuned_thresholds.json``'s best configuration): one counter shared
   by layers 1 and 2 with threshold 1, layer 2 counting when 2 or more words appear, layer 3 enabled;
 * ``packaged``: layers 1 and 3 at the end with threshold 1 (the high-coverage point).
 
 Every abstention is recorded (``trace.overrides`` or an ``interceptor`` intercept) with the layer that
-fired; the answer it replaced stays in the trace, so saved and broken answers can be counted.
+fired; an answer it replaced at the end stays in the trace. A run-time abstention replaces no answer (the
+agent had not given one), so whether an abstention saved or broke an answer is decided against the
+paired run without the interceptor (``tooltrap.wrappers.eval.agentprop.metrics.interceptor_comparison``).
 """
 
 from __future__ import annotations
@@ -110,11 +115,12 @@ class Interceptor(Defense):
             raise UnknownOptionError(operating_point, OPERATING_POINTS, what="operating point")
         super().__init__(env, operating_point=operating_point)
         self.point = OPERATING_POINTS[operating_point]
-        self.flags = 0
+        #: layer 1: the steps with a failing call (a set: several failing calls in a step flag it once)
+        self.flagged_steps: set[int] = set()
         self.l2_hits = 0
 
     def on_reset(self, env: ToolEnv, task: Any, variant: Any) -> None:
-        self.flags = 0
+        self.flagged_steps = set()
         self.l2_hits = 0
 
     def _abstain_text(self, layer: str) -> dict[str, Any]:
@@ -125,18 +131,22 @@ class Interceptor(Defense):
         }
 
     def before_call(self, env: ToolEnv, name: str, arguments: Any) -> tuple[str, Any] | Intercept:
-        if self.point.run_time and self.flags >= self.point.l1_threshold:
+        # only the steps before this one count: the release abstains after two flagged steps, so the
+        # rest of the step that reached the threshold runs as the agent sent it
+        current = len(env.trace.steps) - 1 if env.trace is not None else 0
+        earlier = sum(step < current for step in self.flagged_steps)
+        if self.point.run_time and earlier >= self.point.l1_threshold:
             return Intercept(
                 self._abstain_text("layer1"),
                 kind="interceptor",
-                reason="layer 1: tool errors",
+                reason=f"layer 1: {earlier} steps with a failing call",
                 ends_as="abstain",
             )
         return name, arguments
 
     def after_call(self, env: ToolEnv, record: CallRecord) -> None:
         if record.kind != "terminal" and _errored(record):
-            self.flags += 1
+            self.flagged_steps.add(record.step)
 
     def before_judge(self, env: ToolEnv, trace: Trace) -> None:
         if trace.disposition != "answer":
@@ -150,10 +160,14 @@ class Interceptor(Defense):
         # layer 2 reads the agent's own words: its raw model output where a format wrapper kept it, and the answer
         texts = [s.raw for s in trace.steps if s.raw] + [answer]
         self.l2_hits = sum(sum(w in t.lower() for w in FAILURE_WORDS) >= p.l2_keywords for t in texts)
-        count = self.flags + (self.l2_hits if p.shared_counter else 0)
+        flagged = len(self.flagged_steps)
+        count = flagged + (self.l2_hits if p.shared_counter else 0)
         if count >= p.l1_threshold or (p.l2_abstains and self.l2_hits and not p.shared_counter):
             trace.override(
-                "abstain", kind="interceptor", reason=f"layer 1: {self.flags} tool errors", message=answer
+                "abstain",
+                kind="interceptor",
+                reason=f"layer 1: {flagged} steps with a failing call",
+                message=answer,
             )
             return
         observations = [
@@ -165,7 +179,7 @@ class Interceptor(Defense):
             trace.override(
                 "abstain", kind="interceptor", reason="layer 3: numbers in no observation", message=answer
             )
-        elif p.l3 == "success_after_error" and any(w in answer.lower() for w in SUCCESS_WORDS) and self.flags:
+        elif p.l3 == "success_after_error" and any(w in answer.lower() for w in SUCCESS_WORDS) and flagged:
             trace.override(
                 "abstain",
                 kind="interceptor",

@@ -18,8 +18,11 @@ these definitions.
 
 The interceptor comparison pairs the episodes of a run without and with the interceptor on the same
 (task, injection): hallucination (answered and wrong) in each, the paired difference with Cohen's h and
-a two-proportion z-test, abstention precision (of the answers it replaced, the share that were wrong),
-saved (wrong answers it replaced) and broken (right answers it replaced).
+a two-proportion z-test, and what each interception did, decided against the paired episode without the
+interceptor, never from the with-run's own replaced answer (an abstention at run time, before the agent
+answered, replaced none): **saved** when the paired episode hallucinated, **broken** when it answered
+right, and counted apart (``unanswered_pairs``, neither) when it gave no answer (abstained or was
+truncated); abstention precision = saved / (saved + broken).
 """
 
 from __future__ import annotations
@@ -130,7 +133,8 @@ def rejection_recovery_correlation(runs: Mapping[str, Mapping[str, Interval]]) -
 
 @dataclass(frozen=True)
 class InterceptorComparison:
-    """The same (task, injection) episodes without and with the interceptor."""
+    """The same (task, injection) episodes without and with the interceptor. Every interception is one
+    of saved, broken or an unanswered pair, by the paired episode without the interceptor."""
 
     n: int
     hallucination_without: float
@@ -138,19 +142,30 @@ class InterceptorComparison:
     cohens_h: float
     z: float
     p: float
+    #: episodes the interceptor turned into an abstention (= saved + broken + unanswered_pairs)
     intercepted: int
-    #: of the answers it replaced, the share that were wrong (NaN when it replaced none)
+    #: saved / (saved + broken): of the interceptions with an answer to judge them by, the share whose
+    #: paired episode hallucinated (NaN when there is none)
     abstention_precision: float
+    #: interceptions whose paired episode without the interceptor answered wrong
     saved: int
+    #: interceptions whose paired episode without the interceptor answered right
     broken: int
+    #: interceptions whose paired episode gave no answer (abstained or truncated): neither saved nor broken
+    unanswered_pairs: int
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
+def answered(verdict: Mapping[str, Any]) -> bool:
+    """The episode ended with an answer (it neither abstained nor was truncated)."""
+    return not verdict.get("abstained") and verdict.get("truncated") is None
+
+
 def hallucinated(verdict: Mapping[str, Any]) -> bool:
     """Answered, and wrong (the release's hallucination: not abstained and not correct)."""
-    return not verdict.get("abstained") and not verdict.get("correct") and verdict.get("truncated") is None
+    return answered(verdict) and not verdict.get("correct")
 
 
 def interceptor_comparison(
@@ -167,8 +182,10 @@ def interceptor_comparison(
     keys = sorted(a.keys() & b.keys())
     h_without = np.array([hallucinated(a[k]) for k in keys], dtype=bool)
     h_with = np.array([hallucinated(b[k]) for k in keys], dtype=bool)
-    replaced = [b[k] for k in keys if b[k].get("intercepted")]
-    saved = sum(not v.get("answer_correct") for v in replaced)
+    # what an interception did is read from the pair: the with-run may hold no answer at all
+    pairs = [a[k] for k in keys if b[k].get("intercepted")]
+    saved = sum(hallucinated(v) for v in pairs)
+    broken = sum(answered(v) and bool(v.get("correct")) for v in pairs)
     n = len(keys)
     rate_without = float(h_without.mean()) if n else float("nan")
     rate_with = float(h_with.mean()) if n else float("nan")
@@ -180,8 +197,9 @@ def interceptor_comparison(
         cohens_h=cohens_h(rate_without, rate_with) if n else float("nan"),
         z=z,
         p=p,
-        intercepted=len(replaced),
-        abstention_precision=saved / len(replaced) if replaced else float("nan"),
+        intercepted=len(pairs),
+        abstention_precision=saved / (saved + broken) if saved + broken else float("nan"),
         saved=saved,
-        broken=len(replaced) - saved,
+        broken=broken,
+        unanswered_pairs=len(pairs) - saved - broken,
     )

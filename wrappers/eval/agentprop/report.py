@@ -3,7 +3,8 @@ interceptor), the stage metrics over the injected episodes with task-resampled i
 type; the Spearman correlation of rejection and recovery across the runs without a defense; and, for
 every run with the interceptor whose agent also ran without it, the paired comparison on the same
 (task, injection): hallucination without and with, Cohen's h, the z-test, abstention precision, saved
-and broken answers. Provider-stopped episodes are counted apart."""
+and broken answers and the interceptions whose pair gave no answer (each decided by the paired episode
+without the interceptor). Provider-stopped episodes are counted apart."""
 
 from __future__ import annotations
 
@@ -145,6 +146,10 @@ class AgentPropReport(BenchmarkReport):
             "",
             "## The interceptor, paired on the same (task, injection)",
             "",
+            "Each abstention is judged by the episode without the interceptor on the same (task, "
+            "injection): saved when it answered wrong, broken when it answered right, neither when it gave "
+            "no answer (abstained or truncated); precision = saved / (saved + broken).",
+            "",
             md_table(
                 [
                     "run",
@@ -158,6 +163,7 @@ class AgentPropReport(BenchmarkReport):
                     "abstention precision",
                     "saved",
                     "broken",
+                    "pair gave no answer",
                 ],
                 [
                     [
@@ -172,6 +178,7 @@ class AgentPropReport(BenchmarkReport):
                         "-" if math.isnan(c.abstention_precision) else f"{100 * c.abstention_precision:.1f}%",
                         str(c.saved),
                         str(c.broken),
+                        str(c.unanswered_pairs),
                     ]
                     for name, c in report.interceptor.items()
                 ],
@@ -222,7 +229,8 @@ class AgentPropReport(BenchmarkReport):
         for name, c in report.interceptor.items():
             print(
                 f"{name}: hallucination {100 * c.hallucination_without:.1f}% -> {100 * c.hallucination_with:.1f}% "
-                f"(h {c.cohens_h:.3f}, p {c.p:.3g}); abstained {c.intercepted}, saved {c.saved}, broken {c.broken}"
+                f"(h {c.cohens_h:.3f}, p {c.p:.3g}); abstained {c.intercepted}, saved {c.saved}, broken {c.broken}, "
+                f"pair gave no answer {c.unanswered_pairs}"
             )
 
 
