@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from tooltrap.envs.core import Trace
@@ -151,8 +152,29 @@ def _number_words(text: str) -> Iterable[tuple[int, int, int]]:
         yield m.start(), m.end(), value
 
 
-def claims(answer: str) -> list[Claim]:
-    """Every value and outcome ``answer`` asserts (see the module docs), in text order."""
+def _phrases(table: Mapping[str, Sequence[str]]) -> tuple[re.Pattern[str], dict[str, str]]:
+    """One pattern for every phrase of ``table`` (longest first, whole words) and phrase -> its key."""
+    lookup = {phrase: key for key, phrases in table.items() for phrase in phrases}
+    alternatives = "|".join(
+        (r"(?<![\w-])" if p[:1].isalnum() else "") + re.escape(p)
+        for p in sorted(lookup, key=len, reverse=True)
+    )
+    return re.compile(rf"(?:{alternatives})(?![\w-])"), lookup
+
+
+#: claim kind -> (its phrases' pattern, phrase -> value), scanned in this order (names before categories:
+#: "high cholesterol" is a condition, not a severity)
+_PHRASES = {
+    "name": _phrases({n: (n,) for n in NAMES}),
+    "category": _phrases(PARAPHRASES),
+    "outcome": _phrases(OUTCOME_WORDS),
+}
+
+
+@lru_cache(maxsize=4096)
+def claims(answer: str) -> tuple[Claim, ...]:
+    """Every value and outcome ``answer`` asserts (see the module docs), in text order (cached: the
+    judge reads one answer several times)."""
     out: list[Claim] = []
     taken = bytearray(len(answer))
 
@@ -192,19 +214,10 @@ def claims(answer: str) -> list[Claim]:
     for start, end, value in _number_words(answer):
         add(Claim("number", Decimal(value), start, end, negated_at(answer, start)))
     lower = answer.lower()
-    for name in NAMES:
-        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", lower):
-            add(Claim("name", name, m.start(), m.end(), negated_at(answer, m.start())))
-    for category, words in PARAPHRASES.items():
-        for word in words:
-            before = r"(?<![\w-])" if word[:1].isalnum() else ""
-            for m in re.finditer(rf"{before}{re.escape(word)}(?![\w-])", lower):
-                add(Claim("category", category, m.start(), m.end(), negated_at(answer, m.start())))
-    for kind, words in OUTCOME_WORDS.items():
-        for word in words:
-            for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lower):
-                add(Claim("outcome", kind, m.start(), m.end(), negated_at(answer, m.start())))
-    return sorted(out, key=lambda c: c.start)
+    for kind, (pattern, lookup) in _PHRASES.items():
+        for m in pattern.finditer(lower):
+            add(Claim(kind, lookup[m.group(0)], m.start(), m.end(), negated_at(answer, m.start())))
+    return tuple(sorted(out, key=lambda c: c.start))
 
 
 _ASSERTIVE = re.compile(
@@ -220,7 +233,8 @@ def asserted(text: str, start: int) -> bool:
     return _ASSERTIVE.search(text[max(0, start - 24) : start]) is not None
 
 
-def ranges(answer: str) -> list[tuple[Decimal, Decimal]]:
+@lru_cache(maxsize=4096)
+def ranges(answer: str) -> tuple[tuple[Decimal, Decimal], ...]:
     """The numeric ranges ``answer`` states ("between 25 and 30", "25-30", "from 25 to 30")."""
     out = []
     for f in scan(answer):  # a date or a time is not a range ("2024-06-03", "10:00-11:00" aside)
@@ -231,7 +245,7 @@ def ranges(answer: str) -> list[tuple[Decimal, Decimal]]:
         lo, hi = sorted((Decimal(a), Decimal(b)))
         if lo != hi:
             out.append((lo, hi))
-    return out
+    return tuple(out)
 
 
 # -- the episode's evidence ----------------------------------------------------------------------------
@@ -345,6 +359,7 @@ class Evidence:
         ev.words = " " + " ".join(re.findall(r"[a-z0-9]+", ev.text.lower())) + " "
         tool_text = "\n".join(texts[0 if exclude_request else 1 :])
         ev.tool_words = " " + " ".join(re.findall(r"[a-z0-9]+", tool_text.lower())) + " "
+        pieces, last = [], 0  # the text with dates and times blanked: their digits are not numbers
         for f in scan(ev.text):
             if f.kind == "amount":
                 ev.numbers.add(f.value[0])
@@ -352,10 +367,10 @@ class Evidence:
                 ev.dates.add(f.value.partition("@")[0])
             elif f.kind == "time":
                 ev.times.add(f.value)
-        plain = ev.text
-        for f in scan(plain):  # a date's or a time's digits are not numbers of their own
             if f.kind in ("date", "time"):
-                plain = plain[: f.start] + " " * (f.end - f.start) + plain[f.end :]
+                pieces += [ev.text[last : f.start], " " * (f.end - f.start)]
+                last = f.end
+        plain = "".join([*pieces, ev.text[last:]])
         for m in re.finditer(r"(?<![\w.])-?\d+(?:\.\d+)?", plain):
             ev.numbers.add(Decimal(m.group(0)))
         ev.dates.add(ev.today)

@@ -46,6 +46,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -291,9 +292,11 @@ def _scan_words(
         yield Found(kind, table[m.group(group).lower()], m.start(), m.end())
 
 
-def scan(text: str) -> list[Found]:
+@lru_cache(maxsize=2048)
+def scan(text: str) -> tuple[Found, ...]:
     """Every date, time, duration, amount, weekday and month in ``text``, without overlaps (a date's
-    day is not also a number, its weekday and month not also mentioned apart), in text order."""
+    day is not also a number, its weekday and month not also mentioned apart), in text order (cached:
+    a judge reads one text for several facts)."""
     found: list[Found] = []
     taken = bytearray(len(text))  # 1 where a value was found: linear, however many values there are
 
@@ -310,7 +313,7 @@ def scan(text: str) -> list[Found]:
             if not any(taken[f.start : f.end]):
                 found.append(f)
                 taken[f.start : f.end] = b"\x01" * (f.end - f.start)
-    return sorted(found, key=lambda f: f.start)
+    return tuple(sorted(found, key=lambda f: f.start))
 
 
 # -- canonical values ------------------------------------------------------------------------------------
