@@ -172,7 +172,12 @@ def test_interceptor_comparison_decides_saved_and_broken_by_the_pair():
         _record("t6", "none", **intercepted),  # the pair was truncated: neither
     ]  # fmt: skip
     c = interceptor_comparison(without, with_ + [_record("t9", "none")])  # an unpaired episode is ignored
-    assert c.n == 6 and c.hallucination_without == 0.5 and c.hallucination_with == pytest.approx(1 / 6)
+    # hallucination as the release counts it: not abstained and not right, a cut-off episode included (t6)
+    assert (
+        c.n == 6
+        and c.hallucination_without == pytest.approx(4 / 6)
+        and c.hallucination_with == pytest.approx(1 / 6)
+    )
     assert (c.intercepted, c.saved, c.broken, c.unanswered_pairs) == (5, 2, 1, 2)
     assert c.abstention_precision == pytest.approx(2 / 3)  # of the 3 interceptions with a decidable pair
     assert c.cohens_h > 0 and 0 < c.p < 1
@@ -347,3 +352,13 @@ def test_training_adapter_reward_is_the_envs_and_demonstrations_replay():
             for c in m["tool_calls"]
         ]
         assert calls[0] == "search_knowledge" and calls[-1] == "final_answer"
+
+
+def test_interceptor_layer_three_keeps_the_sign():
+    """The release ignores one-character numbers; "-7" has two: a negative temperature the tools never
+    returned is an unseen number, even when 7 was seen."""
+    from tooltrap.wrappers.defenses.interceptor import unseen_numbers
+
+    assert unseen_numbers("It was -7 C.", ['{"temperature": 7}']) == ["-7"]
+    assert unseen_numbers("It was -7 C.", ['{"temperature": -7}']) == []
+    assert unseen_numbers("It was 7 C.", ['{"temperature": 5}']) == []  # one character: ignored

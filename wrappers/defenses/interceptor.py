@@ -94,7 +94,8 @@ def _errored(record: CallRecord) -> bool:
 def unseen_numbers(answer: str, observations: list[str]) -> list[str]:
     """Numbers of two or more characters in ``answer`` that no observation contains."""
     seen = {float(n) for text in observations for n in NUMBER.findall(text)}
-    return [n for n in NUMBER.findall(answer) if len(n.lstrip("-")) > 1 and float(n) not in seen]
+    # the release ignores one-character numbers: "-7" has two (its sign is part of the claim)
+    return [n for n in NUMBER.findall(answer) if len(n) > 1 and float(n) not in seen]
 
 
 @register_defense(

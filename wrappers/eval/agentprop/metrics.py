@@ -164,8 +164,9 @@ def answered(verdict: Mapping[str, Any]) -> bool:
 
 
 def hallucinated(verdict: Mapping[str, Any]) -> bool:
-    """Answered, and wrong (the release's hallucination: not abstained and not correct)."""
-    return answered(verdict) and not verdict.get("correct")
+    """The release's hallucination: not abstained and not correct. An episode cut off without an answer
+    counts (the release's agent then says "Max steps reached.", which is no right answer)."""
+    return not verdict.get("abstained") and not verdict.get("correct")
 
 
 def interceptor_comparison(
@@ -184,7 +185,7 @@ def interceptor_comparison(
     h_with = np.array([hallucinated(b[k]) for k in keys], dtype=bool)
     # what an interception did is read from the pair: the with-run may hold no answer at all
     pairs = [a[k] for k in keys if b[k].get("intercepted")]
-    saved = sum(hallucinated(v) for v in pairs)
+    saved = sum(answered(v) and not v.get("correct") for v in pairs)
     broken = sum(answered(v) and bool(v.get("correct")) for v in pairs)
     n = len(keys)
     rate_without = float(h_without.mean()) if n else float("nan")
