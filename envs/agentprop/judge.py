@@ -115,7 +115,7 @@ def states_fact(answer: str, fact: Fact) -> bool:
         if around:
             return False
         for c in found:
-            if c.kind != "number":
+            if c.kind != "number" or (fact.label and _labelled_otherwise(answer, c.start, fact.label)):
                 continue
             value = Decimal(c.value)
             if abs(value - wanted) <= Decimal("0.051"):
@@ -148,6 +148,18 @@ def states_fact(answer: str, fact: Fact) -> bool:
         if not negated_at(answer, m.start()):
             return True
     return False
+
+
+#: field names a number may be stated under, and what each one means
+FIELD_WORDS = {"high": ("high", "highest", "max", "maximum"), "low": ("low", "lowest", "min", "minimum")}
+
+
+def _labelled_otherwise(answer: str, start: int, label: str) -> bool:
+    """Whether the number at ``start`` is stated under another field's name ("low 25" for the high)."""
+    before = answer[max(0, start - 14) : start].lower()
+    words = re.findall(r"[a-z]+", before)
+    named = next((w for w in reversed(words[-2:]) if any(w in v for v in FIELD_WORDS.values())), None)
+    return named is not None and named not in FIELD_WORDS[label]
 
 
 def _negated_value(answer: str, value: str) -> bool:

@@ -54,13 +54,16 @@ KNOWLEDGE = [
 
 class Fact(Strict):
     """One checkable fact of a reference: ``number`` (the answer must state it; ``unit`` ``C`` or ``F``
-    for a temperature, which may be stated in the other unit), ``text`` (a category, a time, a name),
+    for a temperature, which may be stated in the other unit; ``label`` the field it is, so a swapped
+    high and low is not stated), ``text`` (a category, a time, a name),
     ``id`` (exact), ``date`` (ISO). The judge's checker reads them as values
     (:func:`tooltrap.envs.agentprop.judge.states_fact`)."""
 
     kind: Literal["number", "text", "id", "date"]
     value: str | int | float
     unit: Literal["C", "F"] | None = None
+    #: the field a number is (``high``, ``low``): stated under another field's name it is a swap
+    label: Literal["high", "low"] | None = None
 
 
 class AgentPropTask(Task):

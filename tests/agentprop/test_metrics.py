@@ -114,6 +114,10 @@ def test_the_checker_rejects_dumps_hedges_and_pasted_results():
     assert check_answer("They do not interact.", [Fact(kind="text", value="none")])
     assert check_answer("On June 3, 2024.", [Fact(kind="date", value="2024-06-03")])
     assert not check_answer("Nonetheless it is fine.", [Fact(kind="text", value="none")])
+    # a swapped high and low does not state the high
+    high = [Fact(kind="number", value=25, unit="C", label="high")]
+    assert check_answer("The high is 25 C, the low 12 C.", high) and check_answer("25 C at most.", high)
+    assert not check_answer("The high is 12 C, the low 25 C.", high)
 
 
 def test_stage_metrics_on_hand_built_arrays():

@@ -77,7 +77,7 @@ def w_forecast(rng: random.Random, sim: Simulator) -> Generated:
     last = f["forecast"][-1]
     facts = [
         Fact(kind="date", value=last["date"]),
-        Fact(kind="number", value=last["high_c"], unit="C"),
+        Fact(kind="number", value=last["high_c"], unit="C", label="high"),
         Fact(kind="text", value=last["condition"]),
     ]
     return (f"Give me the {days}-day forecast for {city}: what is the high on the last day?", calls, facts,
