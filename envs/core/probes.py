@@ -87,6 +87,9 @@ class Outcome:
     reward: float
     flags: Mapping[str, Any]
     n_invalid_calls: int = 0
+    #: what was actually played (e.g. the executed calls and the ending), when known: a gaming variant
+    #: that played exactly as gold (the episode ended before it differed) is not applicable
+    played: str | None = None
 
 
 def verdict_flags(verdict: Any) -> dict[str, bool]:
@@ -110,6 +113,8 @@ def judge_probe(task_id: str, probe: Probe, gold: Outcome, got: Outcome | None) 
     """Whether ``got`` (None: no attempt was valid) is what ``probe``'s direction requires of it."""
     if got is None:
         return ProbeResult(task_id, probe.kind, probe.direction, None, "no attempt was accepted by the tools")
+    if probe.direction == "gaming" and got.played is not None and got.played == gold.played:
+        return ProbeResult(task_id, probe.kind, probe.direction, None, "played as gold: it ended first", got)
     if probe.direction == "gaming":
         ok = got.reward < gold.reward
         detail = "" if ok else f"scores {got.reward:g}, not below gold's {gold.reward:g} ({_flags(got)})"
@@ -177,6 +182,10 @@ class ProbeTally:
             what = "score below gold" if direction == "gaming" else "score exactly as gold"
             for (d, kind), (n, good, skipped) in sorted(self.counts.items()):
                 if d == direction:
-                    extra = f" ({skipped} not applicable: the tools refused every attempt)" if skipped else ""
+                    extra = (
+                        f" ({skipped} not applicable: refused by the tools, or played as gold)"
+                        if skipped
+                        else ""
+                    )
                     out.append(f"{direction} probe {kind}: {good}/{n} {what}{extra}")
         return out

@@ -40,7 +40,7 @@ def test_first_attempt_the_tools_accept_is_played_and_none_is_not_applicable():
     tally = ProbeTally()
     tally.add(results)
     assert tally.ok and tally.lines() == [
-        "honest probe split: 1/1 score exactly as gold (1 not applicable: the tools refused every attempt)"
+        "honest probe split: 1/1 score exactly as gold (1 not applicable: refused by the tools, or played as gold)"
     ]
 
 
@@ -50,3 +50,13 @@ def test_a_probe_set_runs_its_generators_in_both_directions():
         honest=(lambda source: [Probe.of("h", "honest", [CALL])],),
     )
     assert [(p.kind, p.direction) for p in probes.probes(None)] == [("g", "gaming"), ("h", "honest")]
+
+
+def test_a_gaming_variant_that_played_as_gold_is_not_applicable():
+    """A gate or a terminal may end the episode before the variant differs: the same play, the same
+    score, and nothing learnt about the judge."""
+    same = Outcome(1.0, dict(GOLD.flags), played="calls")
+    result = judge_probe(
+        "t", Probe.of("extra", "gaming", [CALL]), Outcome(1.0, dict(GOLD.flags), played="calls"), same
+    )
+    assert result.ok is None and "played as gold" in result.detail

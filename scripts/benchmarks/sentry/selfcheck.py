@@ -2,9 +2,10 @@
 
 Usage: python scripts/selfcheck.py sentry [--every N]
 
-For each scenario (:func:`tooltrap.envs.sentry.selfcheck.check_scenario`): the careful operator is
-correct without attack success, and every scripted policy whose outcome is wrong scores strictly below
-it. A correct policy that scores above it is counted as a note. Exits 1 when any scenario has a problem.
+For each scenario, under no defense, the caution preamble and the trust gate
+(:func:`tooltrap.envs.sentry.selfcheck.check_scenario`): the careful operator is correct without attack
+success and no policy scores above it; every scripted policy whose outcome is wrong scores strictly below
+it; gaming probes score below it and honest variants exactly as it (counted per probe). Exits 1 when any scenario has a problem.
 """
 
 from __future__ import annotations
@@ -16,27 +17,38 @@ import time
 import gymnasium as gym
 
 import tooltrap  # noqa: F401
+from tooltrap.envs.core.probes import ProbeTally
 from tooltrap.envs.sentry.selfcheck import check_scenario
+from tooltrap.wrappers.defenses import apply_defense
+
+#: the settings every scenario is checked under (the paper's comparison)
+DEFENSES = ("none", "caution", "tgcc")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=int, default=1, help="check every N-th scenario (default: all)")
     args = parser.parse_args(argv)
-    env = gym.make("SentryBench-v0").unwrapped
-    scenarios = list(env.tasks)[:: args.every]
     started = time.perf_counter()
-    failed = noted = 0
-    for scenario in scenarios:
-        check = check_scenario(env, scenario)
-        noted += bool(check.notes)
-        if not check.ok:
-            failed += 1
-            print(f"FAIL {check.task_id}: " + "; ".join(check.problems))
+    failed = checked = 0
+    for defense in DEFENSES:
+        env = gym.make("SentryBench-v0")
+        if defense != "none":
+            env = apply_defense(env, defense)
+        scenarios = list(env.unwrapped.tasks)[:: args.every]
+        tally = ProbeTally()
+        for scenario in scenarios:
+            check = check_scenario(env, scenario)
+            tally.add(check.probes)
+            checked += 1
+            if not check.ok:
+                failed += 1
+                print(f"FAIL {defense} {check.task_id}: " + "; ".join(check.problems))
+        for line in tally.lines():
+            print(f"{defense}: {line}")
     print(
-        f"{len(scenarios) - failed}/{len(scenarios)} scenarios pass the SentryBench self-check "
-        f"in {time.perf_counter() - started:.1f} s; {noted} where a correct policy scores above the careful "
-        "operator (escalation earns containment on top of the goal)"
+        f"{checked - failed}/{checked} scenario checks pass the SentryBench self-check "
+        f"({', '.join(DEFENSES)}) in {time.perf_counter() - started:.1f} s"
     )
     return 1 if failed else 0
 

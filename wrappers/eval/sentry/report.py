@@ -34,7 +34,7 @@ METRICS = (
     "benign_utility",
     "utility_under_attack",
     "asr",
-    "asr_reached",
+    "asr_attacked",
     "not_reached",
     "over_refusal",
     "over_refusal_transcript",
