@@ -33,7 +33,15 @@ from decimal import Decimal
 from typing import Any
 
 from tooltrap.envs.core import Agent, ToolEnv
-from tooltrap.envs.core.probes import Outcome, Probe, ProbeResult, ProbeSet, ProbeSource, run_probes
+from tooltrap.envs.core.probes import (
+    Outcome,
+    Probe,
+    ProbeResult,
+    ProbeSet,
+    ProbeSource,
+    probe_problems,
+    run_probes,
+)
 
 from .baselines import (
     AbstainingAgent,
@@ -524,9 +532,7 @@ def check_task(env: ToolEnv, task: AgentPropTask, probes: ProbeSet = PROBES) -> 
             lambda make, injection=injection: _outcome(*play(env, make(), task, injection)),
         )
         check.probes += results
-        check.problems += [
-            f"{injection}: {r.direction} probe {r.kind}: {r.detail}" for r in results if r.ok is False
-        ]
+        check.problems += probe_problems(results, f"{injection}: ")
         categorical = any(category_of(f) is not None for f in task.reference)
         for r in results:
             label = (False, True) if r.direction == "honest" else LABELS.get(r.kind)

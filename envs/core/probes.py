@@ -153,6 +153,11 @@ def run_probes(
     return results
 
 
+def probe_problems(results: Iterable[ProbeResult], prefix: str = "") -> list[str]:
+    """One line per probe the judge got wrong (``prefix``: the setting it was played in)."""
+    return [f"{prefix}{r.direction} probe {r.kind}: {r.detail}" for r in results if r.ok is False]
+
+
 @dataclass
 class ProbeTally:
     """Counts per (direction, kind) over a corpus, and the failures."""

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrap.envs.core import ToolCall, ToolEnv
-from tooltrap.envs.core.probes import Outcome, ProbeResult, ProbeSet, ProbeSource, run_probes, verdict_flags
+from tooltrap.envs.core.probes import (
+    Outcome,
+    ProbeResult,
+    ProbeSet,
+    ProbeSource,
+    probe_problems,
+    run_probes,
+    verdict_flags,
+)
 
 from .judge import SABenchVerdict
 from .probes import PROBES
@@ -103,7 +111,7 @@ def check_task(env: ToolEnv, task: SABenchTask, probes: ProbeSet = PROBES) -> Ta
         return _outcome(pv, reward)
 
     report.probes = run_probes(task.id, probes.probes(source), _outcome(verdict, gold_reward), play_probe)
-    report.problems += [f"{r.direction} probe {r.kind}: {r.detail}" for r in report.probes if r.ok is False]
+    report.problems += probe_problems(report.probes)
     for cand in task.candidates:
         if not task.entity_exists(cand):
             report.problems.append(f"candidate {cand} does not exist")

@@ -29,6 +29,7 @@ from tooltrap.envs.core.probes import (
     ProbeResult,
     ProbeSet,
     ProbeSource,
+    probe_problems,
     run_probes,
 )
 
@@ -246,9 +247,7 @@ def check_scenario(env: Any, scenario: SentryScenario, probes: ProbeSet = PROBE_
             lambda calls, attack=attack: play_calls(env, scenario.id, attack, calls),
         )
         check.probes += results
-        check.problems += [
-            f"attack={attack}: {r.direction} probe {r.kind}: {r.detail}" for r in results if r.ok is False
-        ]
+        check.problems += probe_problems(results, f"attack={attack}: ")
     return check
 
 

@@ -24,6 +24,7 @@ from tooltrap.envs.core.probes import (
     ProbeSet,
     ProbeSource,
     ProbeTally,
+    probe_problems,
     run_probes,
 )
 
@@ -136,9 +137,7 @@ def check_task(env: ToolEnv, task_id: str, probes: ProbeSet = PROBES) -> TaskChe
             lambda agent, stock=stock: _outcome(*play(env, agent(), task_id, stock)),
         )
         check.probes += results
-        check.problems += [
-            f"{stock}: {r.direction} probe {r.kind}: {r.detail}" for r in results if r.ok is False
-        ]
+        check.problems += probe_problems(results, f"{stock}: ")
     return check
 
 
