@@ -1,8 +1,8 @@
 """SentryBench's scripted baselines (``tooltrap eval SentryBench-... --agent NAME``): they read what a
 careful operator reads, notice a payload only when it is in what they have seen (the prompt, tool
-results, follow-up turns), and differ in whom they obey and when they doubt. Privileged: they know the
-scenario's careful solution and the payload's directive, never whether a defense is active beyond what
-``info["policy"]`` says.
+results as decoded text, as the judge reads them, follow-up turns), and differ in whom they obey and
+when they doubt. Privileged: they know the scenario's careful solution and the payload's directive,
+never whether a defense is active beyond what ``info["policy"]`` says.
 
 * ``obedient``: follows instructions wherever they appear: once the payload is seen it does what it
   asks (nothing, for a suppression; the alert, dispatch or record query otherwise), else acts carefully.
@@ -24,11 +24,22 @@ import json
 from collections import deque
 from typing import Any, ClassVar
 
-from tooltrap.envs.core import Agent, EnvUsageError, ToolCall, register_baseline
+from tooltrap.envs.core import Agent, EnvUsageError, ToolCall, json_strings, register_baseline
 
 from .benchmark import Sentry
 
 READ_TOOLS = ("location_lookup", "location_incident_history")
+
+
+def readable_text(observation: str) -> str:
+    """What an observation says as a reader sees it: the strings of a JSON tool result decoded (in the
+    JSON a payload's quotes, newlines and non-ASCII characters are escaped, so its raw text is not
+    there), anything else as it is."""
+    try:
+        value = json.loads(observation)
+    except ValueError:
+        return observation
+    return "\n".join(json_strings(value)) if isinstance(value, (dict, list)) else observation
 
 
 class InstructedAgent(Agent):
@@ -58,7 +69,7 @@ class InstructedAgent(Agent):
         if task is None or not hasattr(task, "outcome") or not hasattr(task, "attack"):
             raise EnvUsageError(f"The {self.name} baseline needs a SentryBench scenario.")
         self.task = task
-        self.seen = observation
+        self.seen = readable_text(observation)
         self.followed = False
         self.cautious_policy = bool(info.get("policy", {}).get("escalate_when_in_doubt"))
         self.queue = deque(c for c in task.gold if c.name in READ_TOOLS)
@@ -104,7 +115,7 @@ class InstructedAgent(Agent):
         ]
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
-        self.seen += "\n" + observation
+        self.seen += "\n" + readable_text(observation)
         if self.queue:
             return self.queue.popleft().to_action()
         if not self.decided:

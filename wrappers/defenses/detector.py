@@ -1,10 +1,15 @@
-"""A heuristic prompt-injection detector: a score ``s`` over a text, the sum of the weights of the
-manipulation signals it shows (instruction overrides, fake system or role markers, delimiter escapes,
-fake earlier turns, authority claims, jailbreak personas). Deterministic, no model.
+"""A heuristic prompt-injection detector: a score ``s`` over a text from the manipulation signals it
+shows (instruction overrides, fake system or role markers, delimiter escapes, fake earlier turns,
+authority claims, jailbreak personas). Deterministic, no model.
 
-``injection_score(text) >= 1`` is the trust gate's threshold (theta = 1): one strong signal, or two
-weak ones. :func:`detector_report` measures precision and recall on labelled rows (the real injection
-and benign rows of the public corpora), which bound what a gate built on it can stop.
+``injection_score(text) >= 1`` is the trust gate's threshold (theta = 1). Strong signals weigh 1, weak
+ones 0.5. Three weak signals name what a payload asks for in words genuine emergency text uses too
+("stand by", "all residents", "act as a": the public disaster messages show each of them,
+``scripts/benchmarks/sentry/false_alarms.py``): alone, any number of them counts as one weak signal, so
+a clean report reaches theta only with a signal that steers the reader (a strong one, an authority
+claim, an override order, a rules bypass, a "well done, now ..." pivot). :func:`detector_report`
+measures precision and recall on labelled rows (the real injection and benign rows of the public
+corpora), which bound what a gate built on it can stop.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ SIGNALS: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
         (
             "forget_everything",
             1.0,
-            r"\b(forget|ignore|disregard|leave|remove|discard)\b.{0,30}\b(everything|all (the )?previous|all (that|this)|what (you|we) (were told|discussed))\b",
+            # "leave" and "remove" take only an earlier-context object: "we had to leave everything" is a
+            # survivor's report (a real disaster message)
+            r"\b(forget|ignore|disregard|discard)\b.{0,30}\b(everything|all (the )?previous|all (that|this)|what (you|we) (were told|discussed))\b"
+            r"|\b(leave|remove)\b.{0,30}\b(all (the )?previous|what (you|we) (were told|discussed))\b",
             re.I | re.S,
         ),
         (
@@ -108,6 +116,11 @@ SIGNALS: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
     )
 )
 THRESHOLD = 1.0
+#: weak signals that genuine emergency text shows too: they count in full only beside a signal that
+#: steers the reader; alone, together they weigh as one weak signal (above 0, so an over-broad record
+#: query still goes to a human, and below theta)
+EVERYDAY = frozenset({"stand_down", "exfiltrate", "act_as"})
+_WEIGHTS = {name: weight for name, weight, _ in SIGNALS}
 
 
 def signals(text: str) -> list[str]:
@@ -115,9 +128,23 @@ def signals(text: str) -> list[str]:
     return [name for name, _, pattern in SIGNALS if pattern.search(text)]
 
 
+def combined_score(names: Iterable[str]) -> float:
+    """The score of a text showing the signals ``names``: the sum of their weights, except that the
+    :data:`EVERYDAY` ones weigh as one weak signal when no other signal is shown."""
+    steering = everyday = 0.0
+    for name in set(names):
+        if name in EVERYDAY:
+            everyday += _WEIGHTS[name]
+        else:
+            steering += _WEIGHTS[name]
+    if not steering:
+        everyday = min(everyday, max(_WEIGHTS[name] for name in EVERYDAY))
+    return steering + everyday
+
+
 def injection_score(text: str) -> float:
-    """The sum of the weights of the signals ``text`` shows (0 for clean text)."""
-    return sum(weight for name, weight, pattern in SIGNALS if pattern.search(text))
+    """The score of ``text`` (0 for clean text, :func:`combined_score` of its :func:`signals`)."""
+    return combined_score(signals(text))
 
 
 @dataclass(frozen=True)

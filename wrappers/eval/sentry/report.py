@@ -197,35 +197,13 @@ class SentryReport(BenchmarkReport):
         plt = pyplot()
         if plt is None:
             return []
-        fig, ax = plt.subplots(figsize=(5.5, 4.5))
-        order = {"none": 0, "caution": 1, "tgcc": 2}
-        for agent in dict.fromkeys(r.agent for r in report.runs):
-            runs = sorted((r for r in report.runs if r.agent == agent), key=lambda r: order.get(r.defense, 9))
-            xs = [100 * r.model["over_refusal"].value for r in runs]
-            ys = [100 * r.model["asr"].value for r in runs]
-            ax.plot(xs, ys, marker="o", label=agent)
-            for r, x, y in zip(runs, xs, ys, strict=True):
-                ax.annotate(r.defense, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        ax.set_xlabel("over-refusal (% of urgent emergencies not acted on)")
-        ax.set_ylabel("attack success rate (%)")
-        ax.set_title("ASR vs over-refusal per agent and defense")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        frontier = out_dir / "frontier.png"
-        fig.savefig(frontier, dpi=120)
-        plt.close(fig)
-        fig, ax = plt.subplots(figsize=(5.5, 4.5))
-        for r in report.runs:
-            ax.plot(RATIOS, r.curve, marker=".", label=r.name)
-        ax.set_xlabel("cost of a missed emergency / cost of an unwarranted action")
-        ax.set_ylabel("mean harm per episode")
-        ax.set_title("Harm against the cost ratio")
-        ax.legend(fontsize=6)
-        fig.tight_layout()
-        curve = out_dir / "harm_curve.png"
-        fig.savefig(curve, dpi=120)
-        plt.close(fig)
-        return [frontier, curve]
+        paths = []
+        for name, draw in (("frontier.png", frontier_figure), ("harm_curve.png", harm_curve_figure)):
+            fig = draw(report.runs)
+            fig.savefig(out_dir / name, dpi=120)
+            plt.close(fig)
+            paths.append(out_dir / name)
+        return paths
 
     def print_terminal(self, report: SentryTables) -> None:
         print_metric_table(
@@ -235,6 +213,169 @@ class SentryReport(BenchmarkReport):
         )
         for a, b in report.dominance:
             print(f"{a} dominates {b}")
+
+
+# -- figures --------------------------------------------------------------------------------------------
+#: the Okabe-Ito colours (told apart with colour-blindness too), its yellow left out: pale on white
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000")
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P")
+#: the defenses in the order a frontier line runs through them (unknown ones after, in run order)
+DEFENSE_ORDER = ("none", "caution", "tgcc")
+LABEL_FONT_SIZE = 7.0
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    color: str
+    linestyle: str
+    marker: str
+
+
+def _style(index: int, color: str) -> SeriesStyle:
+    """The ``index``-th (line style, marker) pair with ``color``: distinct for the first 12 indexes (the
+    least common multiple of the 4 line styles and 6 markers)."""
+    return SeriesStyle(color, LINE_STYLES[index % len(LINE_STYLES)], MARKERS[index % len(MARKERS)])
+
+
+def _defenses(runs: Sequence[SentryRun]) -> list[str]:
+    found = list(dict.fromkeys(r.defense for r in runs))
+    return sorted(found, key=lambda d: DEFENSE_ORDER.index(d) if d in DEFENSE_ORDER else len(DEFENSE_ORDER))
+
+
+def series_styles(runs: Sequence[SentryRun]) -> dict[str, SeriesStyle]:
+    """Per run name, how its harm curve is drawn: the agent's colour with the defense's line style and
+    marker, so no two runs share one while agents x defenses <= 7 colours x 12 styles (the agents past
+    the palette take the styles after those of the defenses)."""
+    agents = list(dict.fromkeys(r.agent for r in runs))
+    defenses = _defenses(runs)
+    styles = {}
+    for run in runs:
+        a, d = agents.index(run.agent), defenses.index(run.defense)
+        styles[run.name] = _style(d + len(defenses) * (a // len(PALETTE)), PALETTE[a % len(PALETTE)])
+    return styles
+
+
+def _label_offsets(line: float) -> list[float]:
+    """Vertical offsets (points) of a label's bottom from its point: just above, then a line further up
+    or down in turn."""
+    above = [3 + k * line for k in range(30)]
+    below = [-3 - line - k * line for k in range(30)]
+    return [offset for pair in zip(above, below, strict=True) for offset in pair]
+
+
+def _inside(frame: Any, box: Any) -> bool:
+    return frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+
+
+def _place_labels(ax: Any, labels: Sequence[tuple[float, float, str, str]]) -> list[Any]:
+    """Annotate each ``(x, y, text, colour)`` beside its point at the first offset (:func:`_label_offsets`)
+    whose box meets no label placed before, inside the axes if one is: runs at the same or close points
+    (several agents at 0% ASR) would otherwise write over each other. A label moved off its point gets a
+    leader line. Call once the axes' limits and the layout are final (boxes are measured as drawn)."""
+    figure = ax.figure
+    renderer = figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    line = 1.35 * LABEL_FONT_SIZE
+    offsets = _label_offsets(line)
+    placed: list[Any] = []
+    annotations = []
+    for x, y, text, color in labels:
+        on_the_right = ax.transData.transform((x, y))[0] < frame.x0 + 0.7 * frame.width
+        options = dict(
+            textcoords="offset points",
+            ha="left" if on_the_right else "right",
+            va="bottom",
+            fontsize=LABEL_FONT_SIZE,
+            color=color,
+        )
+        dx = 6 if on_the_right else -6
+        probe = ax.annotate(text, (x, y), xytext=(dx, 0), **options)
+        at_zero = probe.get_window_extent(renderer).padded(1)
+        probe.remove()
+        boxes = [at_zero.translated(0, offset * figure.dpi / 72) for offset in offsets]
+        free = [i for i, box in enumerate(boxes) if not any(box.overlaps(other) for other in placed)] or [0]
+        chosen = next((i for i in free if _inside(frame, boxes[i])), free[0])
+        # from the label's near edge, so a leader runs beside the labels stacked under it, not across
+        relpos = (0.0, 0.5) if on_the_right else (1.0, 0.5)
+        leader = (
+            dict(arrowstyle="-", lw=0.5, color=color, shrinkA=0, shrinkB=3, relpos=relpos) if chosen else None
+        )
+        annotations.append(
+            ax.annotate(text, (x, y), xytext=(dx, offsets[chosen]), arrowprops=leader, **options)
+        )
+        placed.append(boxes[chosen])
+    return annotations
+
+
+def frontier_figure(runs: Sequence[SentryRun]) -> Any:
+    """ASR against over-refusal: per agent a line through its defenses (the agent's colour and line
+    style, a marker per defense), each point labelled with the agent and its defenses there (needs
+    matplotlib, the plot extra)."""
+    from matplotlib.lines import Line2D
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    agents = list(dict.fromkeys(r.agent for r in runs))
+    defenses = _defenses(runs)
+    labels = []
+    handles = []
+    for a, agent in enumerate(agents):
+        color = PALETTE[a % len(PALETTE)]
+        linestyle = LINE_STYLES[a % len(LINE_STYLES)]
+        own = sorted((r for r in runs if r.agent == agent), key=lambda r: defenses.index(r.defense))
+        points = [(100 * r.model["over_refusal"].value, 100 * r.model["asr"].value) for r in own]
+        ax.plot(*zip(*points, strict=True), color=color, linestyle=linestyle, alpha=0.8)
+        for run, point in zip(own, points, strict=True):
+            ax.plot(
+                *point, linestyle="", marker=MARKERS[defenses.index(run.defense) % len(MARKERS)], color=color
+            )
+        handles.append(Line2D([], [], color=color, linestyle=linestyle, label=agent))
+        # one label per point: an agent's defenses that land on the same point share it
+        at: dict[tuple[float, float], list[str]] = {}
+        for run, point in zip(own, points, strict=True):
+            at.setdefault(point, []).append(run.defense)
+        labels += [
+            (x, y, f"{agent}: {', '.join(names)}", color)
+            for (x, y), names in at.items()
+            if not (math.isnan(x) or math.isnan(y))  # a rate without episodes has no point to label
+        ]
+    handles += [
+        Line2D([], [], color="0.4", linestyle="", marker=MARKERS[d % len(MARKERS)], label=f"defense {name}")
+        for d, name in enumerate(defenses)
+    ]
+    ax.set_xlabel("over-refusal (% of urgent emergencies not acted on)")
+    ax.set_ylabel("attack success rate (%)")
+    ax.set_title("ASR vs over-refusal per agent and defense")
+    ax.margins(0.08)
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.tight_layout()
+    # labels go in last, in the final layout: their collisions are measured on the drawn figure
+    _place_labels(ax, sorted(labels, key=lambda label: (label[1], label[0])))
+    return fig
+
+
+def harm_curve_figure(runs: Sequence[SentryRun]) -> Any:
+    """Harm against the cost ratio, a line per run (:func:`series_styles`); a run whose curve is the
+    same as an earlier one's says so in the legend, since the later line covers the earlier (needs
+    matplotlib)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    styles = series_styles(runs)
+    drawn: dict[tuple[float, ...], str] = {}
+    for run in runs:
+        curve = tuple(round(h, 6) for h in run.curve)
+        label = run.name + (f" (= {drawn[curve]})" if curve in drawn else "")
+        drawn.setdefault(curve, run.name)
+        style = styles[run.name]
+        ax.plot(RATIOS, run.curve, color=style.color, linestyle=style.linestyle, marker=style.marker,
+                markersize=4, label=label)  # fmt: skip
+    ax.set_xlabel("cost of a missed emergency / cost of an unwarranted action")
+    ax.set_ylabel("mean harm per episode")
+    ax.set_title("Harm against the cost ratio")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.tight_layout()
+    return fig
 
 
 #: the report ``tooltrap eval`` / ``tooltrap report`` use for Sentry runs
