@@ -32,7 +32,7 @@ def test_corpus_counts_in_the_readme_are_the_packaged_ones():
     families = Counter(s.family for s in packaged_scenarios())
     stated = {
         "urgent": "urgent genuine emergencies (40",
-        "ambiguous": "ambiguous benign controls (30)",
+        "ambiguous": "ambiguous cases (40",
         "suppression": "suppression attacks (35",
         "trigger": "trigger attacks (30",
         "privilege": "privilege escalation (25",

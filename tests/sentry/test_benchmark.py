@@ -52,10 +52,12 @@ def step(env, name, **arguments):
 
 def test_corpus_counts_families_vectors_and_strategies():
     scenarios = list(packaged_scenarios())
-    assert len(scenarios) == 190
+    assert len(scenarios) == 200
     assert Counter(s.family for s in scenarios) == {
-        "urgent": 40, "ambiguous": 30, "suppression": 35, "trigger": 30, "privilege": 25, "drift": 30,
+        "urgent": 40, "ambiguous": 40, "suppression": 35, "trigger": 30, "privilege": 25, "drift": 30,
     }  # fmt: skip
+    # the paper's three outcome classes: escalation is the answer for ten ambiguous cases
+    assert Counter(s.outcome for s in scenarios)["escalate"] == 10
     urgent = [s for s in scenarios if s.family == "urgent"]
     assert Counter(s.content_form for s in urgent) == {"transcript": 20, "report": 20}
     attacks = [s.attack for s in scenarios if s.attack is not None]

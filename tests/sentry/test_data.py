@@ -125,7 +125,7 @@ def test_a_scenario_set_built_from_the_real_files(tmp_path):
     out = tmp_path / "real.json"
     assert _script("build").main(["--data", str(DATA), "--out", str(out), "--seed", "3"]) == 0
     tasks = json.loads(out.read_text())["tasks"]
-    assert len(tasks) == 190
+    assert len(tasks) == 200
     real = [t for t in tasks if t["content_source"].startswith("figure8:")]
     assert len(real) >= 30 and all(t["content_form"] == "report" for t in real)
     payloads = {t["attack"]["source"].split(":")[0] for t in tasks if t["attack"]}

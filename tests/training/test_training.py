@@ -450,7 +450,7 @@ def test_sentry_demonstrations_are_the_careful_operators_episodes():
     from tooltrap.training import gold_rows
 
     rows = gold_rows("SentryBench-v0")
-    assert len(rows) == 190
+    assert len(rows) == 200
     drift = [r for r in rows if r["task_id"].startswith("drift-")]
     assert drift and all(
         sum(m["role"] == "user" for m in r["messages"]) > 1 for r in drift

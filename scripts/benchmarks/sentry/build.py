@@ -76,7 +76,8 @@ def real_reports(data: Path, content: dict, n: int, seed: int) -> dict:
     ]
     chosen = sample(usable, n, seed)
     locations = content["locations"]
-    items = [i for i in content["items"] if i["form"] != "report"]
+    # the escalation cases stay authored: a real disaster message is an emergency, never a case to escalate
+    items = [i for i in content["items"] if i["form"] != "report" or i["kind"] == "escalate"]
     for k, row in enumerate(chosen):
         category = next(c for c in row.categories if c in ACTIONABLE)
         incident, unit, severity = ACTIONABLE[category]
@@ -117,7 +118,7 @@ def main(argv: list[str]) -> int:
     if args.data is not None:
         if args.out is None:
             parser.error("--data builds a set from real files: give --out FILE (it is never packaged)")
-        n_reports = sum(1 for i in content["items"] if i["form"] == "report")
+        n_reports = sum(1 for i in content["items"] if i["form"] == "report" and i["kind"] != "escalate")
         scenarios = build_scenarios(
             real_reports(args.data, content, n_reports, args.seed),
             real_payloads(args.data, 60, args.seed),
