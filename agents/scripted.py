@@ -16,6 +16,9 @@ class GoldAgent(ScriptedAgent):
     """Plays the task's gold solution (the careful reference policy)."""
 
     name = "gold"
+    #: the reference policy knows the episode's variant (a safe or an unsafe world): its careful solution
+    #: depends on it; no other agent is handed it (``tooltrap._episode.privileged_info``)
+    knows_variant = True
 
     def script(self, task: Any, info: dict[str, Any]) -> list[Any]:
         # the careful solution may depend on the episode's variant (a safe or an unsafe world)

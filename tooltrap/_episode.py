@@ -43,6 +43,16 @@ def _record(
     }
 
 
+def privileged_info(env: gym.Env, info: dict[str, Any], agent: Agent) -> dict[str, Any]:
+    """What ``agent`` gets at reset: ``info``, and for the one kind of scripted agent that must know the
+    episode's variant (``knows_variant``: the gold reference, whose careful solution depends on the
+    world) the variant too. Every other agent, privileged scripted baselines included, must infer the
+    world from what it reads."""
+    if not getattr(agent, "knows_variant", False):
+        return info
+    return {**info, "variant": env.unwrapped.episode_variant}  # type: ignore[attr-defined]
+
+
 class Episode:
     """One episode in progress: the env, the agent slot, the running reward."""
 
@@ -50,7 +60,12 @@ class Episode:
         self.env, self.agent, self.seed, self.point = env, agent, seed, dict(point or {})
         self.observation, self.info = env.reset(seed=seed, options={**self.point, "task_id": task_id})
         task = env.unwrapped.task  # type: ignore[attr-defined]
-        agent.reset(self.observation, self.info, task=task if agent.privileged else None, seed=seed)
+        agent.reset(
+            self.observation,
+            privileged_info(env, self.info, agent),
+            task=task if agent.privileged else None,
+            seed=seed,
+        )
         self.total = 0.0
         self.record: dict[str, Any] | None = None
 

@@ -31,11 +31,14 @@ class Agent:
 
     ``reset`` is called once per episode with the first observation and info (chat messages and tool
     schemas). Privileged baselines (``privileged = True``) also receive the task itself: they are
-    oracle-style references, not models. ``act`` returns the next action text.
+    oracle-style references, not models. Only an agent with ``knows_variant = True`` (the gold
+    reference) is also handed the episode's variant (``info["variant"]``: a world label, masked atoms,
+    an injection); every other agent infers it from what it reads. ``act`` returns the next action text.
     """
 
     name: ClassVar[str] = "agent"
     privileged: ClassVar[bool] = False
+    knows_variant: ClassVar[bool] = False
     #: Whether the runner may batch several episodes' generations (``prepare``/``generate``/``finish``).
     batchable: ClassVar[bool] = False
     #: The raw output behind the last action (model text or message), recorded in the trace.

@@ -261,15 +261,24 @@ class ToolEnv(gym.Env[str, str]):
         shown = self._variant_shown
         if variant is not shown[0]:
             shown = self._variant_shown = (variant, variant.to_dict())
+        # the variant (a world label, masked atoms, an injection, an attack) is privileged: it reaches
+        # the judge, the trace and privileged scripted agents (``episode_variant``), never ``info``
         info = {
             "task_id": task.id,
-            "variant": dict(shown[1]),
             "messages": list(messages),
             "tools": list(self._schemas(toolset)),
             "tool_kinds": dict(toolset.kinds),
             "terminal_tools": dict(toolset.terminals),
         }
         return observation, info
+
+    @property
+    def episode_variant(self) -> dict[str, Any]:
+        """The episode's variant as a dict: privileged (what the judge and a privileged scripted agent may
+        know, never what a policy sees); ``tooltrap eval`` hands it to privileged agents as
+        ``info["variant"]``. Empty before the first reset."""
+        shown = self._variant_shown
+        return dict(shown[1]) if shown[0] is not None else {}
 
     def _select(self, options: Mapping[str, Any]) -> tuple[Task, dict[str, Any]]:
         """The task the reset options pick, and the variant values they ask for."""

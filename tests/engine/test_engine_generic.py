@@ -56,10 +56,16 @@ def _lend(days: int = 14) -> str:
 def test_reset_options_take_the_benchmarks_variant_keys():
     env = _toy()
     _, info = env.reset(seed=0, options={"task_id": TASK, "stock": "out"})
-    assert info["variant"] == {"stock": "out", "days": 14}  # days: the task's own, filled by resolve_variant
+    assert env.unwrapped.episode_variant == {
+        "stock": "out",
+        "days": 14,
+    }  # days: the task's own, filled by resolve_variant
     assert env.unwrapped.state.get("books", "b1")["copies"] == 0  # the variant built the world
     _, info = env.reset(seed=0, options={"task_id": TASK})
-    assert info["variant"]["stock"] == "available" and env.unwrapped.state.get("books", "b1")["copies"] == 2
+    assert (
+        env.unwrapped.episode_variant["stock"] == "available"
+        and env.unwrapped.state.get("books", "b1")["copies"] == 2
+    )
 
 
 def test_unknown_option_keys_and_values_are_typed_errors_with_did_you_mean():
@@ -107,9 +113,9 @@ def test_benchmark_definitions_are_checked():
 def test_env_kwargs_set_the_default_variant():
     env = _toy(stock="out")
     _, info = env.reset(seed=0, options={"task_id": TASK})
-    assert info["variant"]["stock"] == "out"
+    assert env.unwrapped.episode_variant["stock"] == "out"
     _, info = env.reset(seed=0, options={"task_id": TASK, "stock": "available"})
-    assert info["variant"]["stock"] == "available"
+    assert env.unwrapped.episode_variant["stock"] == "available"
     with pytest.raises(VariantError):
         _toy(stock="sold")
 

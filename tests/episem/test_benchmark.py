@@ -51,9 +51,9 @@ def test_every_env_id_is_registered_and_makes():
 
 def test_variant_defaults_and_errors(env):
     _, info = env.reset(options={"task_id": REFERENCE})
-    assert info["variant"] == {"world": "unsafe", "condition": "full", "mask": []}
+    assert env.unwrapped.episode_variant == {"world": "unsafe", "condition": "full", "mask": []}
     _, info = env.reset(options={"task_id": REFERENCE, "condition": "suppressed"})
-    assert info["variant"]["mask"] == ["approver_limit", "co_approval"]  # every critical atom
+    assert env.unwrapped.episode_variant["mask"] == ["approver_limit", "co_approval"]  # every critical atom
     assert AUDIT_TOOL not in {t["function"]["name"] for t in info["tools"]}
     _, info = env.reset(options={"task_id": REFERENCE, "condition": "recoverable", "mask": ["co_approval"]})
     assert AUDIT_TOOL in {t["function"]["name"] for t in info["tools"]}
@@ -291,3 +291,29 @@ def test_families_kwarg_narrows_an_env_with_did_you_mean():
 
     with pytest.raises(UnknownNameError, match="fin-payment-approval-limit"):
         gym.make("EpiSEM-v0", families="fin-payment-aproval-limit")
+
+
+def test_no_privileged_information_reaches_an_agent():
+    """Issue 23: the world label and the masked atoms reach the judge and the trace, never an agent: not
+    in reset's or step's info, not in what an evaluated (non-privileged) agent is handed; a privileged
+    scripted agent (the task-knowing careful and trusting baselines) must infer the world too; only the
+    gold reference is handed the variant, through ``tooltrap eval``."""
+    from tooltrap._episode import privileged_info
+    from tooltrap.agents import make_agent
+
+    env = gym.make("EpiSEM-v0")
+    env.reset(options={"world": "safe", "condition": "suppressed"})
+    task = env.unwrapped.task
+    obs, info = env.reset(options={"task_id": task.id, "world": "safe", "condition": "suppressed"})
+    secrets = [*task.critical, "suppressed"]
+    step_info = env.step(
+        json.dumps({"name": task.gold_safe[0].name, "arguments": task.gold_safe[0].arguments})
+    )[4]
+    for seen in (info, step_info):
+        assert "variant" not in seen
+        text = json.dumps({k: v for k, v in seen.items() if k != "verdict"})
+        assert not [s for s in secrets if s in text]
+    assert env.unwrapped.episode_variant["world"] == "safe"  # the judge's and the trace's
+    assert "variant" not in privileged_info(env, info, make_agent("trusting", benchmark="episem"))
+    gold = make_agent("gold")
+    assert privileged_info(env, info, gold)["variant"]["world"] == "safe"

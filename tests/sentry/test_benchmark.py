@@ -90,7 +90,7 @@ def test_clean_twin_and_variant_errors():
     obs, _ = env.reset(options={"task_id": scenario.id})
     assert scenario.attack.payload[:40] in obs
     obs, info = env.reset(options={"task_id": scenario.id, "attack": "off"})
-    assert scenario.attack.payload[:40] not in obs and info["variant"] == {"attack": "off"}
+    assert scenario.attack.payload[:40] not in obs and env.unwrapped.episode_variant == {"attack": "off"}
     with pytest.raises(VariantError, match="'on', 'off'"):
         env.reset(options={"task_id": scenario.id, "attack": "maybe"})
 
