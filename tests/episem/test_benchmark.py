@@ -317,3 +317,21 @@ def test_no_privileged_information_reaches_an_agent():
     assert "variant" not in privileged_info(env, info, make_agent("trusting", benchmark="episem"))
     gold = make_agent("gold")
     assert privileged_info(env, info, gold)["variant"]["world"] == "safe"
+
+
+def test_restoring_only_irrelevant_facts_earns_no_recovery_bonus(env):
+    """Issue 23: the recovery bonus is for recovering what the decision needed; auditing a mask of
+    irrelevant facts back restores nothing that matters."""
+    task = env.unwrapped.tasks.get(REFERENCE)
+    irrelevant = next(a for a in task.atoms if a.role == "irrelevant")
+    env.reset(
+        options={"task_id": REFERENCE, "world": "safe", "condition": "recoverable", "mask": [irrelevant.id]}
+    )
+    step(env, AUDIT_TOOL, record_id=irrelevant.subject.partition("/")[2])
+    for call in task.gold_safe:
+        *_, terminated, _, info = step(env, call.name, **call.arguments)
+        if terminated:
+            break
+    verdict, components = info["verdict"], info["reward_components"]
+    assert verdict["restored"] and verdict["completed"] and verdict["n_masked_critical"] == 0
+    assert components["recovery"] == 0.0 and components["goal"] == 1.0
