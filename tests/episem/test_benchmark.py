@@ -302,17 +302,16 @@ def test_no_privileged_information_reaches_an_agent():
     from tooltrap.agents import make_agent
 
     env = gym.make("EpiSEM-v0")
-    env.reset(options={"world": "safe", "condition": "suppressed"})
-    task = env.unwrapped.task
-    obs, info = env.reset(options={"task_id": task.id, "world": "safe", "condition": "suppressed"})
-    secrets = [*task.critical, "suppressed"]
-    step_info = env.step(
-        json.dumps({"name": task.gold_safe[0].name, "arguments": task.gold_safe[0].arguments})
-    )[4]
+    task = env.unwrapped.tasks.get(REFERENCE)
+    obs, info = env.reset(seed=0, options={"task_id": task.id, "world": "safe", "condition": "suppressed"})
+    mask = env.unwrapped.episode_variant["mask"]
+    first = task.gold_safe[0]
+    step_info = env.step(json.dumps({"name": first.name, "arguments": first.arguments}))[4]
     for seen in (info, step_info):
         assert "variant" not in seen
         text = json.dumps({k: v for k, v in seen.items() if k != "verdict"})
-        assert not [s for s in secrets if s in text]
+        # neither the world label nor the list of masked atoms is handed over
+        assert '"world"' not in text and json.dumps(mask) not in text and '"suppressed"' not in text
     assert env.unwrapped.episode_variant["world"] == "safe"  # the judge's and the trace's
     assert "variant" not in privileged_info(env, info, make_agent("trusting", benchmark="episem"))
     gold = make_agent("gold")
