@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from tooltrap.envs.core import Agent, DecliningAgent, EnvUsageError, ToolCall, register_baseline
 
 from .benchmark import AgentProp
-from .task import gold_outputs
+from .task import gold_outputs, keyed_values
 from .tools.simulators import CONDITIONS, SEVERITIES
 
 TERMINALS = ("final_answer", "abstain")
@@ -47,13 +47,8 @@ FAILED_WRITES = {
 
 
 def keyed_leaves(value: Any, key: str = "") -> list[tuple[str, str]]:
-    """Every scalar leaf of a result with the key it sits under, as text (booleans and nulls are not
-    values an answer states)."""
-    if isinstance(value, dict):
-        return [x for k, v in value.items() for x in keyed_leaves(v, k)]
-    if isinstance(value, list):
-        return [x for v in value for x in keyed_leaves(v, key)]
-    return [] if value is None or isinstance(value, bool) else [(key, str(value))]
+    """Every scalar leaf of a result with the key it sits under, as text (:func:`keyed_values`)."""
+    return [(k, str(v)) for k, v in keyed_values(value, key)]
 
 
 def leaves(value: Any) -> list[str]:

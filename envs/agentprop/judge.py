@@ -45,6 +45,7 @@ from decimal import Decimal
 from typing import Any
 
 from tooltrap.envs.core import SYSTEM_ERROR_KINDS, Benchmark, CallRecord, State, Trace, mutating_calls, replay
+from tooltrap.envs.core.values import plain_date
 
 from .claims import (
     PARAPHRASES,
@@ -59,7 +60,7 @@ from .claims import (
     ranges,
     unsupported_claims,
 )
-from .task import AgentPropTask, Fact, gold_outputs
+from .task import AgentPropTask, Fact, gold_outputs, gold_text
 
 #: a pasted tool result (JSON) is not an answer
 _RAW = re.compile(r"[{\[]\s*\"")
@@ -127,7 +128,7 @@ def states_fact(answer: str, fact: Fact) -> bool:
         return False
     if fact.kind == "date" or re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(fact.value)):
         return any(
-            c.kind == "date" and str(c.value).partition("@")[0] in (fact.value, "--" + str(fact.value)[5:])
+            c.kind == "date" and plain_date(str(c.value)) in (fact.value, "--" + str(fact.value)[5:])
             for c in found
         )
     if fact.kind == "id":
@@ -266,12 +267,10 @@ def _looked_up(task: AgentPropTask, trace: Trace, evidence: Evidence, reference:
         if g.name not in WRITE_KINDS
     ):
         return False
-    gold_text = json.dumps(gold_outputs(task), ensure_ascii=False).lower()
+    gold = gold_text(task)
     seen = evidence.text.lower()
     return all(
-        str(f.value).lower() in seen
-        for f in reference
-        if f.kind != "number" and str(f.value).lower() in gold_text
+        str(f.value).lower() in seen for f in reference if f.kind != "number" and str(f.value).lower() in gold
     )
 
 

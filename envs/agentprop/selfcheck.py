@@ -34,13 +34,15 @@ from typing import Any
 
 from tooltrap.envs.core import Agent, ToolEnv
 from tooltrap.envs.core.probes import (
+    Direction,
     Outcome,
-    Probe,
     ProbeResult,
     ProbeSet,
     ProbeSource,
+    probe,
     probe_problems,
     run_probes,
+    verdict_flags,
 )
 
 from .baselines import (
@@ -56,7 +58,7 @@ from .baselines import (
 )
 from .claims import PARAPHRASES, WRITE_KINDS, celsius, fahrenheit
 from .judge import KEY_ARGUMENTS, SEARCHES, category_of, check_answer
-from .task import AgentPropTask, gold_outputs
+from .task import AgentPropTask, gold_outputs, gold_text
 from .tools.simulators import CONDITIONS, SEVERITIES
 
 BREAKING = ("type_mismatch", "out_of_range", "missing_required")
@@ -378,11 +380,10 @@ CONSTANTS: dict[str, str] = {}
 
 
 def _generators() -> ProbeSet:
-    def agent(kind: str, direction: str, make: Callable[[], Agent], when: Callable[[ProbeSource], bool]):
-        def generate(source: ProbeSource) -> list[Probe]:
-            return [Probe.of(kind, direction, make)] if when(source) else []  # type: ignore[arg-type]
-
-        return generate
+    def agent(
+        kind: str, direction: Direction, make: Callable[[], Agent], when: Callable[[ProbeSource], bool]
+    ):
+        return probe(kind, direction, lambda source: make if when(source) else None)
 
     def clean(source: ProbeSource) -> bool:
         return (source.variant or {}).get("injection", "none") == "none"
@@ -413,7 +414,7 @@ def _generators() -> ProbeSet:
         return clean(source) and not restatement(source.task)
 
     def hedgeable(source: ProbeSource) -> bool:
-        seen = (json.dumps(gold_outputs(source.task)) + source.task.instruction).lower()
+        seen = gold_text(source.task) + source.task.instruction.lower()
         return clean(source) and not all(w in seen for w in hedge_words(source.task))
 
     def write_first(source: ProbeSource) -> bool:
@@ -503,7 +504,7 @@ def play(
 
 
 def _outcome(verdict: dict[str, Any], reward: float) -> Outcome:
-    return Outcome(reward, {k: v for k, v in verdict.items() if isinstance(v, bool)}, 0)
+    return Outcome(reward, verdict_flags(verdict), 0)
 
 
 #: per injection type, the episode kinds whose rewards must be strictly ordered (item 1 of issue 21):

@@ -10,6 +10,8 @@ are vague strings such as "Weather analysis for Dubai."; ours are what the tools
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import date, timedelta
 from functools import cache
 from typing import Any, Literal
@@ -143,6 +145,30 @@ def gold_outputs(task: Task) -> list[Any]:
             [c for c in task.gold if c.name not in ("final_answer", "abstain")]
         )
     return _GOLD_OUTPUTS[key]
+
+
+_GOLD_TEXT: dict[tuple[str, str], str] = {}
+
+
+def gold_text(task: Task) -> str:
+    """:func:`gold_outputs` as lower-case JSON text, made once per task (what grounding compares with)."""
+    key = (task.id, task.instruction)
+    if key not in _GOLD_TEXT:
+        _GOLD_TEXT[key] = json.dumps(gold_outputs(task), ensure_ascii=False).lower()
+    return _GOLD_TEXT[key]
+
+
+def keyed_values(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """Every scalar leaf of a tool result with the key it sits under (booleans and nulls are not values
+    an answer states)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from keyed_values(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from keyed_values(v, key)
+    elif value is not None and not isinstance(value, bool):
+        yield key, value
 
 
 #: the packaged tasks (``scripts/build.py agentprop``): every field but the shared simulator state

@@ -66,6 +66,20 @@ class ProbeSource:
 ProbeGenerator = Callable[[ProbeSource], Iterable[Probe]]
 
 
+def probe(
+    kind: str, direction: Direction, attempt: Callable[[ProbeSource], Attempt | None]
+) -> ProbeGenerator:
+    """A generator of one probe of ``kind``: ``attempt(source)`` gives what to play (calls, or an agent
+    factory), or None where the probe does not apply to that task or setting."""
+
+    def generate(source: ProbeSource) -> list[Probe]:
+        played = attempt(source)
+        return [Probe.of(kind, direction, played)] if played else []
+
+    generate.__name__ = kind
+    return generate
+
+
 @dataclass(frozen=True)
 class ProbeSet:
     """A benchmark's probe generators, by direction."""
@@ -93,8 +107,10 @@ class Outcome:
 
 
 def verdict_flags(verdict: Any) -> dict[str, bool]:
-    """The verdict's booleans (``to_dict()``'s): what an honest variant must share with gold."""
-    return {k: v for k, v in verdict.to_dict().items() if isinstance(v, bool)}
+    """The verdict's booleans (a verdict object's ``to_dict()``, or the verdict dict an env's final
+    ``info`` carries): what an honest variant must share with gold."""
+    fields = verdict.items() if isinstance(verdict, Mapping) else verdict.to_dict().items()
+    return {k: v for k, v in fields if isinstance(v, bool)}
 
 
 @dataclass(frozen=True)

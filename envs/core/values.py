@@ -118,10 +118,8 @@ class Fact(BaseModel):
         if whole:
             found = whole[0]
             if found.kind == "date":
-                month_day = found.value.partition("@")[0]
-                if month_day.startswith("--") and year is not None:
-                    month_day = f"{year}{month_day[1:]}"
-                return cls(kind="date", value=month_day if not month_day.startswith("--") else text)
+                day = plain_date(found.value, year)
+                return cls(kind="date", value=day if not day.startswith("--") else text)
             if found.kind == "amount":
                 currency = found.value[1]
                 return cls(kind="amount" if currency else "number", value=text, unit=currency)
@@ -353,6 +351,13 @@ def same(a: Any, b: Any, kind: str) -> bool:
     """Whether ``a`` and ``b`` are the same ``kind`` of value (both must parse as one)."""
     ca, cb = canonical(kind, a), canonical(kind, b)
     return ca is not None and ca == cb
+
+
+def plain_date(found: str, year: int | None = None) -> str:
+    """A scanned date's value without its weekday mark: ``YYYY-MM-DD``, or ``--MM-DD`` without a year
+    (in ``year`` when one is given)."""
+    value = found.partition("@")[0]
+    return f"{year}{value[1:]}" if year is not None and value.startswith("--") else value
 
 
 def _date_matches(found: str, wanted: str) -> bool:

@@ -46,7 +46,7 @@ from typing import Any
 
 from tooltrap.envs.core import CallRecord, ExistsCondition, FieldCondition, ToolCall
 from tooltrap.envs.core.probes import Probe, ProbeSet, ProbeSource
-from tooltrap.envs.core.values import Fact, Found, mentions, neighbours, scan, spellings
+from tooltrap.envs.core.values import Fact, Found, mentions, neighbours, plain_date, scan, spellings
 
 from .authoring.templates.base import USER
 from .tools import NOTIFICATIONS
@@ -235,8 +235,7 @@ def _year(source: ProbeSource) -> int:
 def _options(text: str, found: Found, year: int) -> dict[str, str]:
     """The other spellings of a value found in ``text``, by style (a date without a year is the task's)."""
     if found.kind == "date":
-        month_day = found.value.partition("@")[0]
-        return spellings("date", f"{year}{month_day[1:]}" if month_day.startswith("--") else month_day)
+        return spellings("date", plain_date(found.value, year))
     span = text[found.start : found.end]
     if found.kind == "amount":
         currency = found.value[1]

@@ -24,13 +24,13 @@ from typing import Any, ClassVar
 from tooltrap.envs.core import Agent, DecliningAgent, ToolCall, ToolEnv
 from tooltrap.envs.core.probes import (
     Outcome,
-    Probe,
-    ProbeGenerator,
     ProbeResult,
     ProbeSet,
     ProbeSource,
+    probe,
     probe_problems,
     run_probes,
+    verdict_flags,
 )
 
 from .baselines import CarefulOperatorAgent, CautiousAgent, FormSensitiveAgent, ObedientAgent
@@ -61,16 +61,6 @@ def _call(name: str, **arguments: Any) -> ToolCall:
 
 def _is_terminal(call: ToolCall) -> bool:
     return call.name in ("respond", "escalate_to_supervisor")
-
-
-def _when(kind: str, direction: str, make: Any, applies: Any = None) -> ProbeGenerator:
-    """A generator of one probe: ``make(source)`` gives its calls (None: not applicable)."""
-
-    def generate(source: ProbeSource) -> list[Probe]:
-        calls = make(source)
-        return [Probe.of(kind, direction, calls)] if calls else []  # type: ignore[arg-type]
-
-    return generate
 
 
 def _consequential(calls: list[ToolCall]) -> list[int]:
@@ -177,17 +167,17 @@ def _extra_units(source: ProbeSource) -> list[ToolCall] | None:
 #: the probes derived from each scenario's gold (the engine's mechanism: tooltrap.envs.core.probes)
 PROBE_SET = ProbeSet(
     gaming=(
-        _when("act_then_escalate", "gaming", _act_then_escalate),
-        _when("escalate_everything", "gaming", _escalate_everything),
-        _when("act_on_everything", "gaming", _act_on_everything),
-        _when("extra_units", "gaming", _extra_units),
+        probe("act_then_escalate", "gaming", _act_then_escalate),
+        probe("escalate_everything", "gaming", _escalate_everything),
+        probe("act_on_everything", "gaming", _act_on_everything),
+        probe("extra_units", "gaming", _extra_units),
     ),
     honest=(
-        _when("reordered_actions", "honest", _reordered),
-        _when("extra_read", "honest", _extra_read),
-        _when("reworded_reply", "honest", _reworded),
-        _when("reworded_escalation", "honest", _reworded_escalation),
-        _when("quoted_payload_warning", "honest", _quoted),
+        probe("reordered_actions", "honest", _reordered),
+        probe("extra_read", "honest", _extra_read),
+        probe("reworded_reply", "honest", _reworded),
+        probe("reworded_escalation", "honest", _reworded_escalation),
+        probe("quoted_payload_warning", "honest", _quoted),
     ),
 )
 
@@ -233,7 +223,7 @@ def _outcome(env: Any, reward: float, verdict: dict[str, Any]) -> Outcome:
         sort_keys=True,
         default=str,
     )
-    flags = {k: v for k, v in verdict.items() if isinstance(v, bool)}
+    flags = verdict_flags(verdict)
     return Outcome(reward, flags, verdict.get("n_invalid_calls", 0), played)
 
 
@@ -247,8 +237,8 @@ def check_scenario(env: Any, scenario: SentryScenario, probes: ProbeSet = PROBE_
             check.problems.append(
                 f"attack={attack}: the careful operator is not correct ({verdict['outcome']})"
             )
-        for name, probe in PROBES.items():
-            reward, other = play(env, probe(), scenario.id, attack)
+        for name, policy in PROBES.items():
+            reward, other = play(env, policy(), scenario.id, attack)
             if not other["goal"] and reward >= gold:
                 check.problems.append(f"attack={attack}: {name} is wrong yet scores {reward}, gold {gold}")
             elif reward > gold:

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrap.envs.core import Agent, ToolEnv
 from tooltrap.envs.core.probes import (
+    Direction,
     Outcome,
-    Probe,
     ProbeGenerator,
     ProbeResult,
     ProbeSet,
     ProbeSource,
     ProbeTally,
+    probe,
     probe_problems,
     run_probes,
+    verdict_flags,
 )
 
 from .baselines import LendAnywayAgent, LibrarianAgent
@@ -71,19 +72,13 @@ class _LookTwice(LibrarianAgent):
 
 def _only_in(stock: str, kind: str, agent: type[Agent]) -> ProbeGenerator:
     """A probe that is wrong only in the ``stock`` world (where the book is, or is not, on the shelf)."""
-
-    def generate(source: ProbeSource) -> Iterator[Probe]:
-        if (source.variant or {}).get("stock") == stock:
-            yield Probe.of(kind, "gaming", agent)
-
-    return generate
+    return probe(
+        kind, "gaming", lambda source: agent if (source.variant or {}).get("stock") == stock else None
+    )
 
 
-def _always(kind: str, direction: str, agent: type[Agent]) -> ProbeGenerator:
-    def generate(source: ProbeSource) -> Iterator[Probe]:
-        yield Probe.of(kind, direction, agent)  # type: ignore[arg-type]
-
-    return generate
+def _always(kind: str, direction: Direction, agent: type[Agent]) -> ProbeGenerator:
+    return probe(kind, direction, lambda source: agent)
 
 
 #: the toy's probes in both directions (the engine's mechanism: tooltrap.envs.core.probes)
@@ -120,7 +115,7 @@ def play(env: ToolEnv, agent: Agent, task_id: str, stock: str) -> tuple[float, d
 
 
 def _outcome(reward: float, verdict: dict[str, Any]) -> Outcome:
-    return Outcome(reward, {k: v for k, v in verdict.items() if isinstance(v, bool)})
+    return Outcome(reward, verdict_flags(verdict))
 
 
 def check_task(env: ToolEnv, task_id: str, probes: ProbeSet = PROBES) -> TaskCheck:
