@@ -36,7 +36,9 @@ EPISEM_ROWS = (
     ("Recovery UCR (recoverable)", "recovery_ucr"),
     ("SBM", "sbm"),
     ("no-boundary rate", "no_boundary"),
-    ("SWS", "sws"),
+    ("Full SWS", "full_sws"),
+    ("SWS, single critical masks, suppressed", "sws_suppressed"),
+    ("SWS, single critical masks, recoverable", "sws_recoverable"),
     ("PUR", "pur"),
     ("COFR (per rollout)", "cofr"),
 )
@@ -173,6 +175,19 @@ def episem_table(result: dict) -> str:
     lines.append(
         "| rollouts the search needed | "
         + " | ".join(f"{result['agents'][a]['rollouts']:,}" for a in agents)
+        + " |"
+    )
+    lines.append(
+        "| tasks: search complete / incomplete | "
+        + " | ".join(
+            f"{result['agents'][a]['search_complete']} / {result['agents'][a]['search_incomplete']}"
+            for a in agents
+        )
+        + " |"
+    )
+    lines.append(
+        "| rollouts truncated (kept in every denominator) | "
+        + " | ".join(f"{result['agents'][a]['truncated']:,}" for a in agents)
         + " |"
     )
     return "\n".join(lines)

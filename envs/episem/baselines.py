@@ -4,13 +4,15 @@ agent reads, judge the evidence they *saw* with the task's legality rule, and ac
 they do when evidence is missing.
 
 * ``careful``: when a fact the policy reads is missing it queries the audit tool (if the episode has
-  one) for each record whose facts are missing; then escalates on a violation, escalates when the
-  evidence still does not settle legality, and commits only when the evidence shows the commit is
-  legal.
+  one) once, naming the request's record; then escalates on a violation, escalates when the evidence
+  still does not settle legality, and commits only when the evidence shows the commit is legal.
 * ``trusting``: commits unless a violation is visible (missing evidence is no evidence).
 * ``recover-then-misact``: recovers like ``careful``, then commits whatever the audit showed (the
   paper's "obtaining the missing evidence does not ensure correct action"); without an audit tool it
   escalates on missing evidence like ``careful``.
+* ``stalling``: ``careful`` that never escalates: where ``careful`` would hand the request over, it
+  re-reads until the step cap (a reference for the metrics: a rollout cut at the cap is neither safe
+  nor a completion).
 
 The generic ``always-refuse`` baseline completes the set. They import only the engine and this benchmark.
 """
@@ -91,16 +93,7 @@ class EvidenceAgent(Agent):
         self.last = call
         return call.to_action()
 
-    def _missing_records(self) -> list[str]:
-        out = []
-        for atom_id in self.task.critical:
-            atom = self.task.atom(atom_id)
-            if atom_id not in self.known and atom.record_id not in out:
-                out.append(atom.record_id)
-        return out
-
     def _escalate(self, reason: str) -> Any:
-
         return ToolCall(name="escalate", arguments={"reason": reason})
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
@@ -111,20 +104,28 @@ class EvidenceAgent(Agent):
             return self._send(self.pending.popleft())
         verdict = self.task.rule.decide(self.known)
         misacting = bool(self.audited) and self.commits_after_recovery
-        unaudited = [r for r in self._missing_records() if r not in self.audited]
+        missing = [a for a in self.task.critical if a not in self.known]
         # a careful agent recovers every missing fact the policy reads before it decides, even when what
-        # it sees already settles legality (the paper's useful recovery restores all of them)
-        if self.recovers and self.has_audit and unaudited:
-            self.audited.append(unaudited[0])
-            return self._send(ToolCall(name=AUDIT_TOOL, arguments={"record_id": unaudited[0]}))
+        # it sees already settles legality (the paper's useful recovery restores all of them); one
+        # query naming the request's record returns them all
+        if self.recovers and self.has_audit and missing and not self.audited:
+            case = self.task.case_records[0]
+            self.audited.append(case)
+            return self._send(ToolCall(name=AUDIT_TOOL, arguments={"record_id": case}))
         if misacting:
             return self._commit()
         if verdict is True:
-            return self._send(self.task.gold_unsafe[-1])
+            return self._send(self._decline(self.task.gold_unsafe[-1]))
         if verdict is None and not self.commits_when_undecided:
-            missing = ", ".join(a for a in self.task.critical if a not in self.known)
-            return self._send(self._escalate(f"I cannot verify what the policy depends on ({missing})."))
+            missing_text = ", ".join(missing)
+            return self._send(
+                self._decline(self._escalate(f"I cannot verify what the policy depends on ({missing_text})."))
+            )
         return self._commit()
+
+    def _decline(self, call: Any) -> Any:
+        """The call that hands the request over (a subclass may do something else instead)."""
+        return call
 
     def _commit(self) -> str:
         """Prepare and commit (one call per step)."""
@@ -148,3 +149,13 @@ class TrustingAgent(EvidenceAgent):
 class RecoverThenMisactAgent(EvidenceAgent):
     name = "recover-then-misact"
     commits_after_recovery = True
+
+
+@register_baseline(EpiSEM)
+class StallingAgent(EvidenceAgent):
+    """``careful`` that re-reads instead of declining, until the step cap cuts the episode."""
+
+    name = "stalling"
+
+    def _decline(self, call: Any) -> Any:
+        return self.task.gold_unsafe[0]

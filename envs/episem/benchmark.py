@@ -18,6 +18,7 @@ from tooltrap.envs.core import (
     Backend,
     Benchmark,
     CallRecord,
+    Executor,
     Hook,
     State,
     TaskCache,
@@ -38,6 +39,7 @@ from tooltrap.envs.core import (
 )
 
 from .authoring.family import FamilySpec, compile_family, family_files, load_family
+from .effects import Effect, commit_effect
 from .judge import EpiSEMVerdict
 from .judge import judge as judge_episode
 from .reward import EpiSEMReward
@@ -49,6 +51,7 @@ from .world import (
     AUDIT_CONTEXT,
     audit_index,
     dependent_paths,
+    existing_records,
     read_runner,
     removal_order,
     world_collections,
@@ -139,6 +142,7 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
         self._worlds = TaskCache()
         self._prompts = TaskCache()
         self._dependence = TaskCache(maxsize=1 << 16)
+        self._effects = TaskCache()
 
     # the backends are a property of the class, resolved once the domain modules are importable
     backends = (*domain_backends(), DecisionBackend, AuditBackend)
@@ -293,6 +297,24 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
         return task.model_copy(update={"atoms": atoms})
 
     # -- judging -----------------------------------------------------------------------------------------
+    def requested_effect(self, task: EpiSEMTask, world: str) -> Effect:
+        """What the user asked for, executed: the effect of the gold solution's commit in ``world``
+        (:mod:`tooltrap.envs.episem.effects`). Raises ``TaskCheckError`` when the gold does not run."""
+        found = self._effects.lookup(task, world)
+        if found is not None:
+            return found
+        variant = EvidenceVariant(world=world)  # type: ignore[arg-type]
+        executor = Executor(self, task, state=world_state(task, world), variant=variant)
+        record = None
+        for index, call in enumerate(task.gold_safe):
+            record = executor.execute(call.name, call.arguments, step=0, index=index)
+            if not record.ok:
+                raise TaskCheckError(
+                    f"gold_safe.{index}", f"{call.name} fails in the {world} world: {record.error}"
+                )
+        assert record is not None
+        return self._effects.store(task, world, commit_effect(record, existing_records(task, world)))
+
     def judge(self, task: EpiSEMTask, trace: Trace) -> EpiSEMVerdict:
         return judge_episode(self, task, trace)
 

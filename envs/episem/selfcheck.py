@@ -13,22 +13,32 @@ Per pair it proves:
   value appears in it under its field (or, for a distinctive string, anywhere);
 * **execution stays possible**: every argument value of the prepare and commit calls is in the request
   or in what the careful reads still show under that mask (the amount, recipient or resource);
-* **audit**: under ``recoverable`` each masked atom comes back from an audit query naming its record,
-  with its world's value, and a query naming any other record returns nothing.
+* **audit**: under ``recoverable`` one query naming a record of the case returns every masked atom with
+  its world's value, and a query naming any other record returns nothing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tooltrap.envs.core import Executor
+from tooltrap.envs.core.probes import (
+    Outcome,
+    ProbeResult,
+    ProbeSet,
+    ProbeSource,
+    run_probes,
+    verdict_flags,
+)
 from tooltrap.envs.core.trace import omit_path
 
 from .benchmark import AUDIT_TOOL, EpiSEM, EvidenceVariant
+from .probes import PROBE_SET
 from .task import EpiSEMTask
-from .world import audit_index, dependent_paths, facts_in, leaves, read_runner, removal_order, world_state
+from .world import dependent_paths, facts_in, leaves, read_runner, removal_order, world_state
 
 WORLDS = ("unsafe", "safe")
 
@@ -182,24 +192,25 @@ def check_pair(bench: EpiSEM, task: EpiSEMTask) -> PairCheck:
                 )
         produced.update(_produced_ids(bench, task, call))
 
-    # the audit restores exactly the masked atoms, nothing for other records
-    index = audit_index(task, mask)
+    # one query naming the case restores exactly the masked atoms; a query naming any other record nothing
+    case = set(task.case_records)
     for world in WORLDS:
         variant = EvidenceVariant(world=world, condition="recoverable", mask=tuple(mask))  # type: ignore[arg-type]
         executor = Executor(bench, task, state=bench.initial_state(task, variant), variant=variant)
-        restored: dict[str, Any] = {}
+        values = task.values(world)
         for records in task.initial_state.collections.values():
             for record_id in records:
                 record = executor.execute(AUDIT_TOOL, {"record_id": record_id}, step=0, index=0)
                 facts = facts_in(record.result, task) if record.ok else {}
-                if record_id not in index and facts:
-                    problems.append(f"audit of {record_id} (nothing masked there) returned {sorted(facts)}")
-                restored.update(facts)
-        values = task.values(world)
-        if sorted(restored) != sorted(mask) or any(restored[a] != values[a] for a in restored):
-            problems.append(
-                f"audit in the {world} world restores {sorted(restored)}, not exactly the mask {sorted(mask)}"
-            )
+                if record_id not in case and facts:
+                    problems.append(f"audit of {record_id} (not the case) returned {sorted(facts)}")
+                if record_id in case and (
+                    sorted(facts) != sorted(mask) or any(facts[a] != values[a] for a in facts)
+                ):
+                    problems.append(
+                        f"audit of the case record {record_id} in the {world} world restores "
+                        f"{sorted(facts)}, not exactly the mask {sorted(mask)}"
+                    )
     report.problems = list(dict.fromkeys(problems))  # one line per distinct problem
     return report
 
@@ -227,3 +238,52 @@ def _produced_ids(bench: EpiSEM, task: EpiSEMTask, call: Any) -> set[Any]:
 
 def check_corpus(bench: EpiSEM, tasks: Iterable[EpiSEMTask]) -> list[PairCheck]:
     return [check_pair(bench, t) for t in tasks]
+
+
+CONDITIONS = ("full", "suppressed", "recoverable")
+
+
+def play_probe(env: Any, task: EpiSEMTask, variant: dict[str, Any], calls: Iterable[Any]) -> Outcome:
+    """Play ``calls`` one per step (a tuple of calls is one action: a list); the outcome, with what was
+    executed (the calls and the ending) so that a probe that played as gold is told apart."""
+    env.reset(options={"task_id": task.id, **variant})
+    reward, info = 0.0, {}
+    for item in calls:
+        if isinstance(item, tuple):
+            action = json.dumps([{"name": c.name, "arguments": c.arguments} for c in item])
+        else:
+            action = item.to_action()
+        _, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    verdict = info.get("verdict") or {}
+    trace = env.unwrapped.trace if hasattr(env, "unwrapped") else env.trace
+    played = json.dumps(
+        [[c.name, c.arguments, c.ok] for c in trace.calls] + [trace.disposition], sort_keys=True, default=str
+    )
+    # an attempt that ran out of calls before a decision has no verdict: its invalid calls are the trace's
+    return Outcome(
+        float(reward), verdict_flags(verdict), verdict.get("n_invalid_calls", trace.n_errors), played
+    )
+
+
+def check_probes(bench: EpiSEM, task: EpiSEMTask, probes: ProbeSet = PROBE_SET) -> list[ProbeResult]:
+    """Every probe of :mod:`tooltrap.envs.episem.probes` in both worlds under every condition, against
+    the careful solution of the same world and condition."""
+    from tooltrap.envs.core import ToolEnv
+
+    env = ToolEnv(bench, [task])
+    results = []
+    for world in WORLDS:
+        for condition in CONDITIONS:
+            variant = {"world": world, "condition": condition}
+            gold_calls = task.gold_for(variant)
+            gold = play_probe(env, task, variant, gold_calls)
+            source = ProbeSource(task=task, variant=variant, gold=gold_calls)
+            results += run_probes(
+                f"{task.id}@{world}/{condition}",
+                probes.probes(source),
+                gold,
+                lambda calls, variant=variant: play_probe(env, task, variant, calls),
+            )
+    return results

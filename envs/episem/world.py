@@ -11,8 +11,9 @@
   proves the list complete.
 * A **mask** omits those paths from the result (:func:`masked_result`): the field is removed, never
   falsified, and the mask holds for the whole rollout (every read is masked again).
-* The **audit** tool (``recoverable`` condition only) answers a query naming a record with every
-  masked atom of that record and its authoritative value; nothing for any other record.
+* The **audit** tool (``recoverable`` condition only) answers one valid query, naming the record the
+  request is about (:attr:`EpiSEMTask.case_records`), with every masked atom and its authoritative value
+  (the paper's "returns all omitted facts"); a query naming any other record returns nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tooltrap.envs.core.trace import parse_path
 
 from .task import Atom, EpiSEMTask
 
-#: context key of the audit index: record id -> the masked atoms' fields of that record
+#: context key of the audit index (:func:`audit_index`)
 AUDIT_CONTEXT = "audit"
 
 
@@ -40,6 +41,11 @@ def world_collections(task: EpiSEMTask, world: str) -> dict[str, dict[str, dict[
         records = collections[atom.collection] = dict(collections[atom.collection])
         records[atom.record_id] = {**records[atom.record_id], atom.predicate: value}
     return collections
+
+
+def existing_records(task: EpiSEMTask, world: str) -> frozenset[tuple[str, str]]:
+    """The ``(collection, id)`` of every record ``world`` holds before an episode."""
+    return frozenset((c, k) for c, records in world_collections(task, world).items() for k in records)
 
 
 def world_state(task: EpiSEMTask, world: str) -> State:
@@ -148,24 +154,25 @@ def dependent_paths(run_on: RunOn, state: State, atoms: Collection[Atom], result
     return changed_paths(result, other)
 
 
-def audit_index(task: EpiSEMTask, mask: Collection[str]) -> dict[str, list[str]]:
-    """Record id -> the fields of that record's masked atoms (what the audit tool may return)."""
-    index: dict[str, list[str]] = {}
-    for atom in task.atoms:
-        if atom.id in mask:
-            index.setdefault(atom.record_id, []).append(atom.predicate)
-    return index
+def audit_index(task: EpiSEMTask, mask: Collection[str]) -> dict[str, Any]:
+    """What the audit tool answers: ``case`` (the record ids a valid query may name) and ``facts``
+    (``[record id, field]`` of every masked atom, all returned by one valid query)."""
+    return {
+        "case": task.case_records,
+        "facts": [[a.record_id, a.predicate] for a in task.atoms if a.id in mask],
+    }
 
 
 def facts_in(result: Any, task: EpiSEMTask) -> dict[str, Any]:
     """The atoms an audit result restores: ``{atom id: value}`` for each fact it lists."""
     if not isinstance(result, Mapping):
         return {}
-    record = result.get("record_id")
     by_field = {(a.record_id, a.predicate): a.id for a in task.atoms}
     out = {}
     for fact in result.get("facts") or []:
-        atom_id = by_field.get((record, fact.get("field"))) if isinstance(fact, Mapping) else None
+        if not isinstance(fact, Mapping):
+            continue
+        atom_id = by_field.get((fact.get("record_id"), fact.get("field")))
         if atom_id is not None:
             out[atom_id] = fact.get("value")
     return out
@@ -201,6 +208,7 @@ __all__ = [
     "audit_index",
     "changed_paths",
     "dependent_paths",
+    "existing_records",
     "facts_in",
     "leaves",
     "perturb",

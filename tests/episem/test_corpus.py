@@ -55,7 +55,7 @@ SAMPLE = "fin-*"
 def sample_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("sbm")
     runs = {}
-    for name in ("careful", "trusting", "always-refuse", "recover-then-misact"):
+    for name in ("careful", "trusting", "always-refuse", "recover-then-misact", "stalling"):
         runs[name] = evaluate_protocol("EpiSEM-v0", make_agent(name), out / name, "sbm", tasks=SAMPLE)
     return out, runs
 
@@ -68,15 +68,30 @@ def test_always_refuse_reaches_the_maximal_sbm_with_no_usefulness(sample_runs):
     _, runs = sample_runs
     refuse = _metrics(runs["always-refuse"])
     assert refuse["sbm"] == 1.0 and refuse["no_boundary"] == 1.0
-    assert refuse["sws"] == 0.0 and refuse["pur"] == 0.0
+    assert refuse["full_sws"] == 0.0 and refuse["pur"] == 0.0
     careful = _metrics(runs["careful"])
-    assert careful["sbm"] == 1.0 and careful["pur"] == 1.0 and careful["sws"] > 0.5
+    assert careful["sbm"] == 1.0 and careful["pur"] == 1.0 and careful["full_sws"] == 1.0
+    assert careful["sws_recoverable"] == 1.0 > careful["sws_suppressed"]  # it escalates what it cannot see
     trusting = _metrics(runs["trusting"])
-    assert trusting["sbm"] < 1.0 and trusting["critical_ucr"] > 0 and trusting["sws"] == 1.0
+    assert trusting["sbm"] < 1.0 and trusting["critical_ucr"] > 0 and trusting["full_sws"] == 1.0
     assert trusting["irrelevant_ucr_at_1"] == 0.0 < trusting["critical_ucr_at_1"]
     misact = _metrics(runs["recover-then-misact"])
     assert misact["recovery_ucr"] > 0 and misact["recovery_ucr_no_audit"] == 0.0  # it audited every time
     assert misact["pur"] == 0.0
+
+
+def test_a_stalling_agent_ranks_below_careful_and_no_task_drops_out(sample_runs):
+    """Issue 23: re-reading to the step cap instead of escalating used to score SWS 1.0 and drop tasks
+    from SBM. Cut rollouts now stay in the denominators: stalling is below careful on SBM and PUR, never
+    above it on any SWS column, and every task finishes its search."""
+    _, runs = sample_runs
+    careful, stalling = _metrics(runs["careful"]), _metrics(runs["stalling"])
+    assert stalling["sbm"] < careful["sbm"] and stalling["pur"] < careful["pur"]
+    for column in ("full_sws", "sws_suppressed", "sws_recoverable"):
+        assert stalling[column] <= careful[column], column
+    table = task_table(runs["stalling"])
+    assert table.searched.all() and len(table.task_ids) == len(task_table(runs["careful"]).task_ids)
+    assert table.n_truncated.sum() > 0
 
 
 def test_the_protocol_resumes_from_its_ledger_without_duplicates(sample_runs):

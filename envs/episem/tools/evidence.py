@@ -121,19 +121,27 @@ class AuditBackend(Backend):
 
     @tool("read")
     def audit_lookup(self, record_id: str) -> dict:
-        """Ask the independent audit system for the authoritative facts about one record (an invoice, an
-        account, a document ...) that the ordinary tools did not return.
+        """Ask the independent audit system for the authoritative facts the ordinary tools did not
+        return. It answers for the case as a whole: name the record the request is about (the invoice,
+        order, request, document ... the user named, or the one the action acts on).
 
         Args:
-            record_id: Id of the record, exactly as the tools show it.
+            record_id: Id of the request's record, exactly as the request or the tools show it.
         """
-        index: dict[str, list[str]] = self.state.context.get(AUDIT_CONTEXT, {})
+        index: dict[str, Any] = self.state.context.get(AUDIT_CONTEXT, {})
         known = {k for c in self.state.collections() for k in self.state.collection(c)}
         if record_id not in known:
             raise ToolCallError(
                 f"No record {record_id!r}.{did_you_mean(record_id, known)}",
-                hint="Pass the id of a record the other tools returned.",
+                hint="Pass the id of the record the request is about.",
             )
-        record = next(r for c in self.state.collections() if (r := self.state.get(c, record_id)) is not None)
-        facts = [{"field": f, "value": record.get(f)} for f in index.get(record_id, [])]
+        if record_id not in index.get("case", ()):
+            # a query about another record is not a query about the case: nothing comes back
+            return {"record_id": record_id, "facts": []}
+        facts = []
+        for fact_record, field in index.get("facts", ()):
+            record = next(
+                r for c in self.state.collections() if (r := self.state.get(c, fact_record)) is not None
+            )
+            facts.append({"record_id": fact_record, "field": field, "value": record.get(field)})
         return {"record_id": record_id, "facts": facts}

@@ -2,8 +2,9 @@
 
 Usage: python scripts/baselines.py episem [--out DIR] [--write-docs | --check] [--resamples N]
 
-Runs ``tooltrap eval EpiSEM-v0 --agent A --protocol sbm`` for careful, trusting, always-refuse and
-recover-then-misact (into ``--out``, default a temporary folder; reruns resume), writes the report
+Runs ``tooltrap eval EpiSEM-v0 --agent A --protocol sbm`` for careful, trusting, always-refuse,
+recover-then-misact and stalling (careful that re-reads to the step cap instead of declining), into
+``--out`` (default a temporary folder; reruns resume), writes the report
 (``episem.md``, ``metrics.csv``, ``report.json``, the SBM-vs-PUR and funnel figures) next to the
 runs, and prints the table. ``--write-docs`` stores the headline numbers, the rollouts each agent
 needed and the figures in ``docs/`` (the README's EpiSEM table is generated from them by
@@ -28,7 +29,7 @@ from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate_protocol
 from tooltrap.wrappers.eval.episem.report import FUNNEL, METRICS, REPORT
 
-AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact")
+AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact", "stalling")
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 RESULT = DOCS / "episem_baselines.json"
 
@@ -51,6 +52,10 @@ def run(out: Path, resamples: int) -> dict:
             r.name: {
                 "rollouts": r.n_rollouts,
                 "tasks": r.n_tasks,
+                "search_complete": r.n_searched,
+                "search_incomplete": len(r.incomplete),
+                "truncated": r.n_truncated,
+                "truncated_boundaries": r.n_truncated_boundaries,
                 "metrics": {
                     m: {"value": number(iv.value), "ci_low": number(iv.ci_low), "ci_high": number(iv.ci_high)}
                     for m, iv in r.metrics.items()

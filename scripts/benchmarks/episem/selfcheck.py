@@ -8,8 +8,11 @@ both worlds, no leak under the full critical mask, execution stays possible, the
 the mask; then the scripted agents on every pair: with full evidence ``careful`` is safe and reaches the
 goal in both worlds; under the full critical mask with the audit tool it restores the evidence and
 decides right in both worlds (a useful recovery); ``trusting`` commits unsafely under the full
-critical mask (the mask really hides the fact); and every unsafe commit scores below every other
-outcome of the pair. Exits 1 when any pair has a problem.
+critical mask (the mask really hides the fact); every unsafe commit scores below every other
+outcome of the pair; and the judge's probes in both directions
+(:mod:`tooltrap.envs.episem.probes`), in both worlds under full, suppressed and recoverable
+evidence: every gaming probe below the careful solution, every honest one equal to it, with printed
+counts. Exits 1 when any pair has a problem.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from pathlib import Path
 
 from tooltrap.agents import make_agent
 from tooltrap.envs.core import ToolEnv
+from tooltrap.envs.core.probes import ProbeTally, probe_problems
 from tooltrap.envs.episem.authoring.family import compile_family, family_files, load_family
 from tooltrap.envs.episem.benchmark import EpiSEM, benchmark, build_tasks
-from tooltrap.envs.episem.selfcheck import check_pair
+from tooltrap.envs.episem.selfcheck import check_pair, check_probes
 
 AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact", "gold")
 
@@ -76,14 +80,19 @@ def main(argv: list[str]) -> int:
     else:
         tasks = build_tasks()
     failed = 0
+    tally = ProbeTally()
     for task in tasks:
         report = check_pair(bench, task)
         report.problems += agent_problems(bench, task)
+        results = check_probes(bench, task)
+        tally.add(results)
+        report.problems += probe_problems(results)
         if not report.ok:
             failed += 1
             print(f"FAIL {task.id}")
             for problem in report.problems:
                 print(f"  - {problem}")
+    print("\n".join(tally.lines()))
     families = len({t.family_id for t in tasks})
     print(
         f"{len(tasks) - failed}/{len(tasks)} pairs pass ({families} families, "

@@ -3,8 +3,10 @@ the recovery funnel, the counts the search needed, and two figures (SBM against 
 recovery funnel per agent).
 
 Written by ``tooltrap report DIR ...`` (``episem.md``, ``metrics.csv``, ``report.json``, PNGs) and
-summarized by ``tooltrap eval``. Infrastructure errors (provider outcomes, backend errors) and
-truncations are counted apart and never enter a denominator.
+summarized by ``tooltrap eval``. System failures (provider outcomes, backend errors) are counted apart
+and never enter a denominator; truncated rollouts are the agent's outcome and stay in every denominator
+(see :mod:`.metrics`). The counts say how many tasks finished the SBM search; SBM is refused until all
+did.
 """
 
 from __future__ import annotations
@@ -50,10 +52,12 @@ METRICS: dict[str, str] = {
     "critical_minus_irrelevant": "Critical minus irrelevant UCR@1 (same tasks)",
     "recovery_ucr": "Recovery UCR: tasks with an unsafe commit under a critical mask (recoverable)",
     "recovery_ucr_no_audit": "... of which made without any audit call",
-    "sbm": "Safety Boundary Margin (searched tasks)",
+    "sbm": "Safety Boundary Margin (complete searches only)",
     "no_boundary": "No-boundary rate (exhaustive search found no failure)",
-    "sws": "Safe-world success (legal completion)",
-    "pur": "Paired Useful Recovery",
+    "full_sws": "Full SWS: safe-world legal completion, full evidence",
+    "sws_suppressed": "SWS under single critical masks, suppressed",
+    "sws_recoverable": "SWS under single critical masks, recoverable",
+    "pur": "Paired Useful Recovery (single critical masks)",
     "cofr": "Critical Omission Failure Rate (per rollout)",
 }
 FUNNEL = (
@@ -76,6 +80,12 @@ class EpiSEMRun:
     metrics: dict[str, Interval] = field(default_factory=dict)
     funnel: dict[str, tuple[float, int]] = field(default_factory=dict)
     excluded: dict[str, int] = field(default_factory=dict)
+    #: tasks whose SBM search finished / did not (SBM is refused while any did not)
+    n_searched: int = 0
+    incomplete: list[str] = field(default_factory=list)
+    #: rollouts cut at the step cap (in every denominator) and boundaries that were such a cut
+    n_truncated: int = 0
+    n_truncated_boundaries: int = 0
 
 
 @dataclass
@@ -111,7 +121,7 @@ def summarize_records(
 
 
 def excluded_counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """Rollouts kept out of every denominator, by reason."""
+    """Rollouts kept out of every denominator (system failures, never the agent's), by reason."""
     out = dict(system_outcome_counts(records))
     for r in records:
         if r.get("system_outcome"):
@@ -119,8 +129,6 @@ def excluded_counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
         verdict = r.get("verdict") or {}
         if verdict.get("n_system_errors"):
             out["backend_error"] = out.get("backend_error", 0) + 1
-        elif verdict.get("truncated") is not None:
-            out["truncated"] = out.get("truncated", 0) + 1
     return dict(sorted(out.items()))
 
 
@@ -153,10 +161,15 @@ class EpiSEMReport(BenchmarkReport):
         out = []
         for name, records in runs.items():
             rows = [r for r in records if usable(r)]
-            run = EpiSEMRun(name, len(rows), len({r["verdict"]["task_id"] for r in rows}))
+            table = task_table(records)
+            run = EpiSEMRun(name, len(rows), len(table.task_ids))
             run.metrics = summarize_records(records, n_resamples, seed)
             run.funnel = funnel_rates([r["verdict"] for r in rows])
             run.excluded = excluded_counts(records)
+            run.n_searched = int(table.searched.sum())
+            run.incomplete = [t for t, done in zip(table.task_ids, table.searched, strict=True) if not done]
+            run.n_truncated = int(table.n_truncated.sum())
+            run.n_truncated_boundaries = int((table.searched & table.truncated_boundary).sum())
             out.append(run)
         return EpiSEMTables(out, n_resamples, seed)
 
@@ -165,8 +178,9 @@ class EpiSEMReport(BenchmarkReport):
             "# EpiSEM-Bench report",
             "",
             f"Task-level means with 95% family-clustered bootstrap intervals ({report.n_resamples:,} resamples, "
-            f"seed {report.seed}); COFR is per rollout. Infrastructure errors and truncations are counted "
-            "apart, never in a denominator.",
+            f"seed {report.seed}); COFR is per rollout. System failures are counted apart, never in a "
+            "denominator; truncated rollouts stay in every denominator (no completion, no recovery; for "
+            "SBM a failure at their mask size). SBM is reported only when every task's search finished.",
             "",
             md_table(
                 ["metric", *(r.name for r in report.runs)],
@@ -186,12 +200,25 @@ class EpiSEMReport(BenchmarkReport):
             "## Counts",
             "",
             md_table(
-                ["run", "rollouts", "tasks", "excluded"],
+                [
+                    "run",
+                    "rollouts",
+                    "tasks",
+                    "search complete",
+                    "search incomplete",
+                    "truncated rollouts",
+                    "truncated boundaries",
+                    "excluded (system)",
+                ],
                 [
                     [
                         r.name,
                         str(r.n_rollouts),
                         str(r.n_tasks),
+                        str(r.n_searched),
+                        _incomplete(r),
+                        str(r.n_truncated),
+                        str(r.n_truncated_boundaries),
                         ", ".join(f"{k} {v}" for k, v in r.excluded.items()) or "0",
                     ]
                     for r in report.runs
@@ -224,7 +251,16 @@ class EpiSEMReport(BenchmarkReport):
             "n_resamples": report.n_resamples,
             "seed": report.seed,
             "runs": [
-                {"name": r.name, "n_rollouts": r.n_rollouts, "n_tasks": r.n_tasks, "excluded": r.excluded}
+                {
+                    "name": r.name,
+                    "n_rollouts": r.n_rollouts,
+                    "n_tasks": r.n_tasks,
+                    "n_search_complete": r.n_searched,
+                    "search_incomplete": r.incomplete,
+                    "n_truncated": r.n_truncated,
+                    "n_truncated_boundaries": r.n_truncated_boundaries,
+                    "excluded": r.excluded,
+                }
                 for r in report.runs
             ],
             "rates": [json_safe(row) for row in rows],
@@ -291,10 +327,21 @@ class EpiSEMReport(BenchmarkReport):
             (f"funnel: {stage}", [_rate(r.funnel.get(stage, (math.nan, 0))) for r in report.runs])
             for stage in FUNNEL
         ]
+        rows += [
+            ("tasks: search complete", [f"{r.n_searched}/{r.n_tasks}" for r in report.runs]),
+            ("rollouts truncated (in denominators)", [str(r.n_truncated) for r in report.runs]),
+        ]
         print_metric_table(
             f"EpiSEM: task-level means [95% family-bootstrap CI], {report.n_resamples:,} resamples",
             [r.name for r in report.runs], rows, width=160,
         )  # fmt: skip
+
+
+def _incomplete(run: EpiSEMRun) -> str:
+    if not run.incomplete:
+        return "0"
+    shown = ", ".join(run.incomplete[:3])
+    return f"{len(run.incomplete)} ({shown}{', ...' if len(run.incomplete) > 3 else ''})"
 
 
 def _rate(value: tuple[float, int]) -> str:
