@@ -1,6 +1,8 @@
 """Write the README's generated tables: the mitigation table of scripted baselines, from the runs CI
-scores (``tests/golden/sabench.json``, made by ``scripts/baselines.py sabench``), and the learning-curve
-table, from the last run of ``scripts/learning_curve.py --write-docs`` (``docs/learning_curve.json``).
+scores (``tests/golden/sabench.json``, made by ``scripts/baselines.py sabench``), the learning-curve
+table, from the last run of ``scripts/learning_curve.py --write-docs`` (``docs/learning_curve.json``),
+the benchmarks' baseline tables from their ``docs/*_baselines.json``, and the EpiSEM corpus inventory,
+from the packaged counts (``envs/episem/data/manifest.json``, written by ``scripts/build.py episem``).
 ``tests/test_readme.py`` checks the README holds exactly what this script writes, so a stale table
 fails CI.
 
@@ -27,6 +29,11 @@ EPISEM_START = (
     "<!-- episem-baselines:start (scripts/baselines.py episem --write-docs; scripts/readme_tables.py) -->"
 )
 EPISEM_END = "<!-- episem-baselines:end -->"
+EPISEM_MANIFEST = ROOT / "envs" / "episem" / "data" / "manifest.json"
+INVENTORY_START = "<!-- episem-inventory:start (envs/episem/data/manifest.json; scripts/readme_tables.py) -->"
+INVENTORY_END = "<!-- episem-inventory:end -->"
+#: the paper's inventory (seed 001): the corpus is authored to it, so the README sets ours beside it
+PAPER_ATOMS = {"critical": 944, "irrelevant": 419}
 #: README rows of the EpiSEM table: (label, metric)
 EPISEM_ROWS = (
     ("Full UCR", "full_ucr"),
@@ -193,6 +200,24 @@ def episem_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def episem_inventory(counts: dict) -> str:
+    """The EpiSEM corpus inventory (pairs by their number of critical atoms, atoms by role), from the
+    manifest ``scripts/build.py episem`` writes, so the README's counts are the packaged corpus's."""
+    by_n = counts["tasks_by_n_critical"]
+    roles = counts["atoms_by_role"]
+    lines = [
+        "| critical atoms per pair | " + " | ".join(by_n) + " | all |",
+        "|---|" + "---|" * (len(by_n) + 1),
+        "| pairs | " + " | ".join(f"{n:,}" for n in by_n.values()) + f" | {counts['pairs']:,} |",
+    ]
+    others = ", ".join(f"{n:,} {role}" for role, n in roles.items() if role not in ("critical", "irrelevant"))
+    return "\n".join(lines) + (
+        f"\n\nAtoms by role: {roles['critical']} critical and {roles['irrelevant']} irrelevant atoms (the "
+        f"paper: {PAPER_ATOMS['critical']} and {PAPER_ATOMS['irrelevant']}), {others}; {counts['atoms']:,} "
+        f"in all, over {counts['families']} families and {counts['pairs']} twin pairs."
+    )
+
+
 AGENTPROP = ROOT / "docs" / "agentprop_baselines.json"
 AGENTPROP_START = "<!-- agentprop-baselines:start (scripts/baselines.py agentprop --write-docs; scripts/readme_tables.py) -->"
 AGENTPROP_END = "<!-- agentprop-baselines:end -->"
@@ -276,6 +301,12 @@ def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
         text = _replace(
             text, EPISEM_START, EPISEM_END, episem_table(json.loads(EPISEM.read_text(encoding="utf-8")))
         )
+    text = _replace(
+        text,
+        INVENTORY_START,
+        INVENTORY_END,
+        episem_inventory(json.loads(EPISEM_MANIFEST.read_text(encoding="utf-8"))),
+    )
     if SENTRY.exists():
         text = _replace(
             text, SENTRY_START, SENTRY_END, sentry_table(json.loads(SENTRY.read_text(encoding="utf-8")))

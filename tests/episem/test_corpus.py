@@ -22,8 +22,24 @@ def test_counts_match_the_paper_inventory():
     assert counts["by_domain"] == {d: {"families": 10, "pairs": 50} for d in DOMAINS}
     roles = counts["atoms_by_role"]
     assert 900 <= roles["critical"] <= 980 and 400 <= roles["irrelevant"] <= 440  # paper: 944 and 419
-    assert set(counts["tasks_by_n_critical"]) <= {str(c) for c in range(2, 8)}
+    # the paper's range of critical atoms per task is 2-7, and the corpus has tasks at every size of it
+    assert set(counts["tasks_by_n_critical"]) == {str(c) for c in range(2, 8)}
+    assert sum(counts["tasks_by_n_critical"].values()) == counts["pairs"]
     assert len(counts["families_by_risk_type"]) >= 30  # the legality fact varies, not just the names
+
+
+def test_the_readme_inventory_is_the_manifest():
+    """The README's EpiSEM inventory (pairs by critical atoms, atoms by role) is the packaged manifest's,
+    as scripts/readme_tables.py writes it, so a rebuilt corpus with stale README counts fails here."""
+    from scripts.readme_tables import INVENTORY_END, INVENTORY_START, README, episem_inventory
+
+    text = README.read_text(encoding="utf-8")
+    assert f"{INVENTORY_START}\n{episem_inventory(manifest())}\n{INVENTORY_END}" in text, (
+        "run: python scripts/readme_tables.py"
+    )
+    by_n = manifest()["tasks_by_n_critical"]
+    sizes = sorted(int(n) for n in by_n)
+    assert f"{sizes[0]} to {sizes[-1]} critical atoms per pair" in text
 
 
 def test_packaged_files_are_current_with_the_families():
