@@ -25,6 +25,11 @@ way ``transformers.utils.get_json_schema`` writes it (key order, unions, ``nulla
 template renders the same text for our schema as for a method; transformers cannot express bounds or
 defaults, so :attr:`ToolSpec.transformers_schema` is the same schema without them (what TRL renders
 from the generated ``environment_factory`` methods).
+
+A read tool whose result holds values *computed* from record fields (a threshold flag, a band, a
+count) declares them, ``@tool("read", derived={"limit_covers_amount": ("payment_limit", "amount")})``,
+so that a benchmark hiding a record field from observations (an evidence mask) can hide what was
+computed from it: :meth:`ToolSpec.derived_paths` names those fields in a concrete result.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -42,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from .errors import ErrorKind, RecordNotFoundError, ToolCallError, ToolDefinitionError, did_you_mean
+from .trace import match_field_pattern, parse_field_pattern
 
 ToolKind = Literal["read", "write", "commit", "terminal"]
 TOOL_KINDS: tuple[str, ...] = typing.get_args(ToolKind)
@@ -53,12 +59,46 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
+#: what a read tool declares about its result: field pattern -> the record fields it is computed from
+DerivedFields = Mapping[str, tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class ToolMeta:
     kind: ToolKind
     external: bool
     ends_as: Disposition | None = None
     show_defaults: bool = False
+    derived: DerivedFields = field(default_factory=dict)
+
+
+def _derived_fields(name: str, kind: str, derived: Mapping[str, str | Sequence[str]]) -> DerivedFields:
+    """``derived`` checked and normalised (one source field becomes a 1-tuple)."""
+    if kind != "read":
+        raise ToolDefinitionError(
+            f"{name}: derived= is for read tools (an observation mask only acts on what a read "
+            f"returns), not {kind!r} ones."
+        )
+    if not isinstance(derived, Mapping):
+        raise ToolDefinitionError(
+            f"{name}: derived= maps result fields to the record fields they are computed from, e.g. "
+            "derived={'limit_covers_amount': ('payment_limit', 'amount')}; "
+            f"got {type(derived).__name__}."
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    for pattern, sources in derived.items():
+        try:
+            parse_field_pattern(pattern)
+        except ValueError as exc:
+            raise ToolDefinitionError(f"{name}: derived= {exc}") from None
+        names = (sources,) if isinstance(sources, str) else tuple(sources)
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise ToolDefinitionError(
+                f"{name}: derived[{pattern!r}] names the record fields the value is computed from: a "
+                f"field name or a non-empty tuple of them (('payment_limit', 'amount')), got {sources!r}."
+            )
+        out[pattern] = names
+    return out
 
 
 def tool(
@@ -67,8 +107,18 @@ def tool(
     external: bool = False,
     ends_as: Disposition | None = None,
     show_defaults: bool = False,
+    derived: Mapping[str, str | Sequence[str]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a backend method as a tool.
+
+    A read tool that returns a value *computed* from record fields (not a stored field itself)
+    declares it, so an observation mask that hides one of those fields also hides the value::
+
+        @tool("read", derived={
+            "limit_covers_amount": ("payment_limit", "amount"),  # a key at any depth
+            "orders[*].over_limit": "payment_limit",             # a path: [*] is every list item
+        })
+        def finance_get_approval(self, invoice_id: str) -> dict: ...
 
     Args:
         kind: ``read`` (never changes state), ``write``, ``commit`` (a consequential, irreversible
@@ -77,6 +127,13 @@ def tool(
         ends_as: For a terminal tool, how it ends the episode: ``answer`` (the default), ``clarify``,
             ``abstain`` or ``escalate``. Generic agents and judges find terminals by this, never by name.
         show_defaults: Write the parameters' non-``None`` defaults into the schema (``"default"``).
+        derived: Read tools only: result field pattern -> the record field (or fields) the value is
+            computed from (a threshold, a bucketed label, a count, a sum, a text built from them). A
+            pattern is a bare key, matched at any depth of the result, or a path from the result's
+            root with ``[*]`` for every list item (``"orders[*].covered"``, ``$`` optional): see
+            :func:`~tooltrap.envs.core.trace.parse_field_pattern`. Masking any of the source fields
+            hides every field the pattern matches (:meth:`ToolSpec.derived_paths`); the value is
+            omitted, never recomputed.
     """
     if kind not in TOOL_KINDS:
         raise ToolDefinitionError(f"Unknown tool kind {kind!r}.{did_you_mean(kind, TOOL_KINDS)}")
@@ -91,7 +148,8 @@ def tool(
             )
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.__tooltrap_tool__ = ToolMeta(kind, external, ends_as, show_defaults)  # type: ignore[attr-defined]
+        declared = _derived_fields(fn.__name__, kind, derived) if derived else {}
+        fn.__tooltrap_tool__ = ToolMeta(kind, external, ends_as, show_defaults, declared)  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -281,6 +339,20 @@ class ToolSpec:
     param_docs: dict[str, str] = field(default_factory=dict)
     #: for terminal tools: how the episode ends (see :data:`DISPOSITIONS`)
     ends_as: str | None = None
+    #: for read tools: result field pattern -> the record fields its value is computed from
+    #: (``@tool(..., derived=...)``)
+    derived: DerivedFields = field(default_factory=dict)
+
+    def derived_paths(self, result: Any, fields: Collection[str]) -> list[str]:
+        """The paths of ``result`` that the tool declares as computed from any of ``fields`` (record
+        field names): what hiding those fields must hide too, beyond the fields themselves."""
+        wanted = set(fields)
+        return [
+            path
+            for pattern, sources in self.derived.items()
+            if not wanted.isdisjoint(sources)
+            for path in match_field_pattern(result, pattern)
+        ]
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -384,6 +456,7 @@ def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:
         method=fn.__name__,
         param_docs=arg_docs,
         ends_as=meta.ends_as,
+        derived=dict(meta.derived),
     )
 
 

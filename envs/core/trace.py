@@ -28,6 +28,88 @@ def parse_path(path: str) -> list[str | int]:
     return parts
 
 
+#: one step of a field pattern: ``.key``, ``[3]`` or ``[*]`` (every item of a list)
+_PATTERN_PART = re.compile(r"\.([^.\[\]*$]+)|\[(\d+|\*)\]")
+#: a bare key (no ``$``, ``.`` or brackets): matched at any depth of a result
+_BARE_KEY = re.compile(r"^[^.\[\]*$]+$")
+
+
+def parse_field_pattern(pattern: str) -> tuple[str | int | None, ...] | str:
+    """Parse a pattern naming fields of a JSON result (what a tool declares about its result).
+
+    Two forms:
+
+    * a **bare key** (``"covered"``): that key in every object at any depth of the result (top level,
+      inside nested objects, inside list items); returned as the string itself;
+    * a **path** from the result's root, ``$`` optional: ``"$.orders[*].covered"`` =
+      ``"orders[*].covered"``; ``[*]`` is every item of a list, ``[2]`` one item, ``.key`` one key;
+      returned as its steps (``[*]`` is ``None``). ``[*].x`` addresses a list result.
+
+    Raises ``ValueError`` saying what a pattern looks like.
+    """
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise ValueError(f"A field pattern is a non-empty string, got {pattern!r}.")
+    if _BARE_KEY.match(pattern):
+        return pattern
+    path = pattern if pattern.startswith("$") else ("$" if pattern.startswith("[") else "$.") + pattern
+    steps: list[str | int | None] = []
+    pos = 1
+    for match in _PATTERN_PART.finditer(path, 1):
+        if match.start() != pos:
+            break
+        key, index = match.groups()
+        steps.append(key if key is not None else (None if index == "*" else int(index)))
+        pos = match.end()
+    if pos != len(path) or not steps:
+        raise ValueError(
+            f"Cannot parse the field pattern {pattern!r}: use a key matched at any depth "
+            "('covered'), or a path from the result's root with [*] for every list item "
+            "('orders[*].covered', '$.summary.total')."
+        )
+    return tuple(steps)
+
+
+def match_field_pattern(value: Any, pattern: str) -> list[str]:
+    """The concrete paths (``$.orders[0].covered``) of ``value`` that ``pattern`` names, in document
+    order (see :func:`parse_field_pattern`); a pattern that names nothing present gives ``[]``."""
+    parsed = parse_field_pattern(pattern)
+    found: list[str] = []
+    if isinstance(parsed, str):
+
+        def anywhere(node: Any, path: str) -> None:
+            if isinstance(node, dict):
+                for key, sub in node.items():
+                    if key == parsed:
+                        found.append(f"{path}.{key}")  # removed whole: nothing inside needs a match
+                    else:
+                        anywhere(sub, f"{path}.{key}")
+            elif isinstance(node, list):
+                for i, sub in enumerate(node):
+                    anywhere(sub, f"{path}[{i}]")
+
+        anywhere(value, "$")
+        return found
+
+    def walk(node: Any, i: int, path: str) -> None:
+        if i == len(parsed):
+            found.append(path)
+            return
+        step = parsed[i]
+        if isinstance(step, str):
+            if isinstance(node, dict) and step in node:
+                walk(node[step], i + 1, f"{path}.{step}")
+        elif isinstance(node, list):
+            if step is None:  # [*]
+                indexes: Sequence[int] = range(len(node))
+            else:
+                indexes = [step] if step < len(node) else []
+            for index in indexes:
+                walk(node[index], i + 1, f"{path}[{index}]")
+
+    walk(value, 0, "$")
+    return found
+
+
 def omit_path(value: Any, path: str) -> tuple[Any, bool]:
     """``value`` without the field at ``path`` (copies along the path; ``value`` is not changed), and
     whether the field was there. A list index removes that entry."""

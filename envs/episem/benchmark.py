@@ -52,8 +52,8 @@ from .world import (
     audit_index,
     dependent_paths,
     existing_records,
+    hidden_paths,
     read_runner,
-    removal_order,
     world_collections,
     world_state,
 )
@@ -104,7 +104,8 @@ class EvidenceVariant(Variant):
 
 
 class EvidenceMask(Hook):
-    """Omit, from every read result, the fields that depend on the masked atoms (see
+    """Omit, from every read result, the fields that depend on the masked atoms: found by perturbation
+    or declared as derived by the tool (:func:`~tooltrap.envs.episem.world.hidden_paths`, see
     :mod:`tooltrap.envs.episem.world`). Part of the benchmark's semantics, installed per episode."""
 
     def __init__(self, task: EpiSEMTask, mask: Collection[str]):
@@ -114,10 +115,8 @@ class EvidenceMask(Hook):
         if not record.ok or record.kind != "read" or record.name == AUDIT_TOOL or record.intercept:
             return
         run_on = read_runner(env.benchmark, env.task, env.variant, record.name, record.arguments)
-        paths = dependent_paths(run_on, env.state, self.atoms, record.result)
-        if paths is None:  # the call cannot run without the masked facts: show nothing of it
-            paths = [f"$.{k}" for k in record.result] if isinstance(record.result, dict) else []
-        record.hide(*removal_order(paths))
+        spec = env.benchmark.toolset(env.task, env.variant)[record.name]
+        record.hide(*hidden_paths(spec, run_on, env.state, self.atoms, record.result))
 
 
 class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
@@ -245,18 +244,24 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
     # -- evidence --------------------------------------------------------------------------------------
     def dependence(self, task: EpiSEMTask, world: str, name: str, arguments: Any) -> dict[str, list[str]]:
         """For a read call on the initial state of ``world``: atom id -> the result paths that show it
-        (empty for atoms it does not show). Raises ``ToolCallError`` when the call fails."""
+        (empty for atoms it does not show): those perturbation finds and those the tool declares as
+        derived from the atom's field. Raises ``ToolCallError`` when the call fails."""
         key = (world, name, canonical_json(arguments))
         found = self._dependence.lookup(task, key)
         if found is not None:
             return found
         state = world_state(task, world)
-        run_on = read_runner(self, task, EvidenceVariant(world=world), name, arguments)  # type: ignore[arg-type]
+        variant = EvidenceVariant(world=world)  # type: ignore[arg-type]
+        run_on = read_runner(self, task, variant, name, arguments)
+        spec = self.toolset(task, variant)[name]
         result = run_on(state)
         out = {}
         for atom in task.atoms:
             paths = dependent_paths(run_on, state, [atom], result)
-            out[atom.id] = sorted(paths) if paths is not None else ["$"]
+            if paths is None:
+                out[atom.id] = ["$"]
+            else:
+                out[atom.id] = sorted({*paths, *spec.derived_paths(result, {atom.predicate})})
         return self._dependence.store(task, key, out)
 
     def read_calls(self, task: EpiSEMTask) -> list[ToolCall]:

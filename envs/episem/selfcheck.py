@@ -11,6 +11,12 @@ Per pair it proves:
 * **no leak**: with every critical atom masked, each read call on every record of the task returns the
   same observation in both worlds (so nothing left in it tells the twins apart), and no masked atom's
   value appears in it under its field (or, for a distinctive string, anywhere);
+* **no derived leak**: the same comparison over alternative worlds (:func:`alternative_world_leaks`):
+  each masked atom in turn takes its twin's value, its perturbation and boundary values drawn from the
+  task (:func:`alternative_values`), and every read call must still show exactly what it shows in the
+  base world under the mask; a value a tool derives from the atom through a threshold, a bucket, a
+  count or a clamp (which neither the twin nor one perturbation need move) is caught here, with the
+  ``@tool(..., derived=...)`` declaration that hides it;
 * **execution stays possible**: every argument value of the prepare and commit calls is in the request
   or in what the careful reads still show under that mask (the amount, recipient or resource);
 * **audit**: under ``recoverable`` one query naming a record of the case returns every masked atom with
@@ -20,11 +26,12 @@ Per pair it proves:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltrap.envs.core import Executor
+from tooltrap.envs.core import Executor, State, ToolSpec, canonical_json
 from tooltrap.envs.core.probes import (
     Outcome,
     ProbeResult,
@@ -33,12 +40,20 @@ from tooltrap.envs.core.probes import (
     run_probes,
     verdict_flags,
 )
-from tooltrap.envs.core.trace import omit_path
 
 from .benchmark import AUDIT_TOOL, EpiSEM, EvidenceVariant
 from .probes import PROBE_SET
-from .task import EpiSEMTask
-from .world import dependent_paths, facts_in, leaves, read_runner, removal_order, world_state
+from .task import Atom, EpiSEMTask
+from .world import (
+    changed_paths,
+    facts_in,
+    leaves,
+    masked_result,
+    perturb,
+    perturbed_state,
+    read_runner,
+    world_state,
+)
 
 WORLDS = ("unsafe", "safe")
 
@@ -54,17 +69,125 @@ class PairCheck:
 
 
 def masked_observation(bench: EpiSEM, task: EpiSEMTask, world: str, mask: Iterable[str], call: Any) -> Any:
-    """What a read call shows in ``world`` under ``mask`` (the env's masking, outside an episode)."""
+    """What a read call shows in ``world`` under ``mask``: the env's masking
+    (:func:`~tooltrap.envs.episem.world.masked_result`, which the episode hook shares), outside an
+    episode."""
     variant = EvidenceVariant(world=world, condition="suppressed", mask=tuple(mask))  # type: ignore[arg-type]
     run_on = read_runner(bench, task, variant, call.name, call.arguments)
-    state = world_state(task, world)
-    result = run_on(state)
-    paths = dependent_paths(run_on, state, [task.atom(a) for a in variant.mask or ()], result)
-    if paths is None:
-        return {"unavailable": True}
-    for path in removal_order(paths):
-        result, _ = omit_path(result, path)
-    return result
+    spec = bench.toolset(task, variant)[call.name]
+    atoms = [task.atom(a) for a in variant.mask or ()]
+    return masked_result(spec, run_on, world_state(task, world), atoms)
+
+
+def alternative_values(task: EpiSEMTask, atom_id: str, world: str) -> list[Any]:
+    """The values a masked atom takes in the alternative worlds around ``world`` (its value there left
+    out): the twin's value and the perturbation, and boundary values drawn from the task so that a value
+    derived through a threshold, a bucket, a membership test or a clamp crosses it:
+
+    * numbers: 0, -1, minus the value, and every numeric atom value of the task (both worlds) with
+      that value +-1, x10 and /10 (an int atom stays an int);
+    * strings: every string atom value of the task (both worlds, list items included) and ``""``;
+    * flags: flipped (the perturbation); lists: ``[]``, every list atom value, and the list with each
+      scalar atom value of the task added; anything else: the twin's value and the perturbation.
+    """
+    own = task.values(world)[atom_id]
+    twin = task.values("safe" if world == "unsafe" else "unsafe")[atom_id]
+    pool = [v for w in WORLDS for v in task.values(w).values()]
+    scalars = [
+        x for v in pool for x in (v if isinstance(v, list) else [v]) if not isinstance(x, (list, dict))
+    ]
+    found: list[Any] = [twin, perturb(own)]
+    if isinstance(own, (int, float)) and not isinstance(own, bool):
+        numbers = [x for x in scalars if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        near = [0, -1, -own] + [y for x in numbers for y in (x, x - 1, x + 1, x * 10, x / 10)]
+        found += [int(y) if isinstance(own, int) else float(y) for y in near]
+    elif isinstance(own, str):
+        found += [x for x in scalars if isinstance(x, str)] + [""]
+    elif isinstance(own, list):
+        found += [[], *(v for v in pool if isinstance(v, list)), *([*own, x] for x in scalars)]
+    elif isinstance(own, dict):
+        found.append({})
+    out: dict[tuple[str, str], Any] = {}
+    for value in found:  # distinct values (1, 1.0 and True kept apart), the world's own left out
+        out.setdefault((type(value).__name__, repr(value)), value)
+    out.pop((type(own).__name__, repr(own)), None)
+    return list(out.values())
+
+
+def alternative_world_leaks(
+    bench: EpiSEM, task: EpiSEMTask, mask: Sequence[str], calls: Sequence[Any]
+) -> list[str]:
+    """The twins' comparison extended to alternative worlds: in each world, each masked atom in turn
+    takes each of its :func:`alternative_values` (everything else as in that world), and every read
+    call is run under ``mask`` there. An observation (or a failure) that differs from the world's own
+    shows something computed from the masked value that the mask does not hide: a derived field that
+    perturbation does not find and the tool does not declare. One problem per call and atom, with the
+    declaration that fixes it. Every tool run of a world is reused across its alternatives."""
+    atoms = [task.atom(a) for a in mask]
+    problems: list[str] = []
+    flagged: set[tuple[str, str, str]] = set()
+    for world in WORLDS:
+        variant = EvidenceVariant(world=world, condition="suppressed", mask=tuple(mask))  # type: ignore[arg-type]
+        toolset = bench.toolset(task, variant)
+        base_state = world_state(task, world)
+        runs = []
+        for call in calls:
+            try:
+                run_on = read_runner(bench, task, variant, call.name, call.arguments)
+            except Exception:  # noqa: BLE001 - invalid arguments: the no-leak check reports the call
+                continue
+            spec = toolset[call.name]
+            key = (call.name, canonical_json(call.arguments))
+            runs.append((call, key, spec, run_on, _outcome(spec, run_on, base_state, atoms)))
+        for atom in atoms:
+            own = task.values(world)[atom.id]
+            for alt in alternative_values(task, atom.id, world):
+                state = base_state.fork()
+                state.update(atom.collection, atom.record_id, **{atom.predicate: alt})
+                perturbed = perturbed_state(state, atoms)  # one per alternative, shared by its calls
+                for call, key, spec, run_on, base in runs:
+                    if (*key, atom.id) in flagged:
+                        continue
+                    seen = _outcome(spec, run_on, state, atoms, perturbed)
+                    if seen != base:
+                        flagged.add((*key, atom.id))
+                        problems.append(_derived_leak(call, atom, world, own, alt, base, seen))
+    return problems
+
+
+def _outcome(
+    spec: ToolSpec, run_on: Any, state: State, atoms: Sequence[Atom], perturbed: State | None = None
+) -> tuple[str, Any]:
+    """``("shows", masked observation)`` or ``("fails", the error)``: a call that fails only for some
+    value of a masked atom tells that value too."""
+    try:
+        return "shows", masked_result(spec, run_on, state, atoms, perturbed)
+    except Exception as exc:  # noqa: BLE001 - the failure is compared, not raised
+        return "fails", f"{type(exc).__name__}: {exc}"
+
+
+def _derived_leak(
+    call: Any, atom: Atom, world: str, own: Any, alt: Any, base: tuple[str, Any], seen: tuple[str, Any]
+) -> str:
+    """The problem line for an observation that moves with a masked value, naming the field and the
+    declaration that hides it."""
+    pattern = "<field>"
+    if base[0] == seen[0] == "shows":
+        paths = sorted(changed_paths(base[1], seen[1]))
+        what = f"{', '.join(paths[:3])} changes under the mask"
+        # the first changed path as a declaration key: list indexes become [*], the root is implied
+        pattern = re.sub(r"\[\d+\]", "[*]", paths[0]).removeprefix("$.").removeprefix("$") or pattern
+    elif seen[0] == "fails":
+        what = f"the call fails ({seen[1]})"
+    else:
+        what = f"the call succeeds (with {own!r} it fails: {base[1]})"
+    return (
+        f"{call.name}({call.arguments}) shows the masked atom {atom.id} through a derived value: in the "
+        f"{world} world with {atom.predicate}={alt!r} instead of {own!r}, {what}. If the tool computes "
+        f"it from {atom.predicate}, declare it with every field it is computed from: "
+        f'@tool("read", derived={{{pattern!r}: ({atom.predicate!r},)}}) (docs/episem_authoring.md); '
+        "otherwise the tool must not depend on it"
+    )
 
 
 def _leaks(task: EpiSEMTask, observation: Any) -> list[str]:
@@ -180,6 +303,7 @@ def check_pair(bench: EpiSEM, task: EpiSEMTask) -> PairCheck:
             problems.append(f"{call.name}({call.arguments}) leaks {leak}")
         if call in reads:
             visible_values.update(repr(v) for v in _scalars(seen[0]))
+    problems += alternative_world_leaks(bench, task, mask, calls)
     acts = task.gold_safe[len(reads) :]
     produced = set()
     for call in acts:

@@ -2,13 +2,26 @@
 
 * :func:`world_collections` builds a twin's records: the task's records with the safe twin's overrides
   written into the records the atoms name (the unsafe world is the records as authored).
-* Which result fields show an atom is decided by **perturbation**: the same read call is executed on
-  the state with the atom's field changed (type-preserving: a number moved, a string extended, a flag
-  flipped), and every result path whose value differs depends on the atom (:func:`changed_paths`).
-  This holds for any arguments the agent passes, for listings, for records embedded in others and for
-  values a tool derives, with no per-tool annotation that could go stale. The task data lists the
-  exposures found this way for every read call of the task (``Atom.exposures``); the self-check
-  proves the list complete.
+* Which result fields show an atom is decided in two ways (:func:`hidden_paths`, the one definition
+  the episode hook, :meth:`EpiSEM.dependence` and the self-check share):
+
+  - **perturbation**: the same read call is executed on the state with the atom's field changed
+    (type-preserving: a number moved, a string extended, a flag flipped), and every result path whose
+    value differs depends on the atom (:func:`changed_paths`). This holds for any arguments the agent
+    passes, for listings, for records embedded in others and for the stored field itself, with no
+    per-tool annotation that could go stale;
+  - **declaration**, for a value a tool *derives* from the atom that one perturbation need not move
+    (a threshold ``limit >= amount``, a bucketed label, a count of list items matching, a clamped sum,
+    a word taken from a text): the tool declares it, ``@tool("read", derived={"limit_covers_amount":
+    ("payment_limit", "amount")})`` (keys: a result key matched at any depth, or a path with ``[*]``
+    for list items; values: the record fields it is computed from), and every path the pattern matches
+    is hidden whenever an atom with one of those fields is masked (over-removal across records that
+    share a field name is accepted: omitting never falsifies).
+
+  The task data lists the exposures found this way for every read call of the task
+  (``Atom.exposures``). The self-check proves them complete by comparing masked observations across
+  alternative worlds (the twin, the perturbation and boundary values for each masked atom): an
+  undeclared derived value shows up as an observation that changes with a masked value.
 * A **mask** omits those paths from the result (:func:`masked_result`): the field is removed, never
   falsified, and the mask holds for the whole rollout (every read is masked again).
 * The **audit** tool (``recoverable`` condition only) answers one valid query, naming the record the
@@ -21,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from tooltrap.envs.core import State
-from tooltrap.envs.core.trace import parse_path
+from tooltrap.envs.core import State, ToolSpec
+from tooltrap.envs.core.trace import omit_path, parse_path
 
 from .task import Atom, EpiSEMTask
 
@@ -84,7 +97,7 @@ def changed_paths(a: Any, b: Any, path: str = "$") -> list[str]:
             sub = f"{path}.{key}"
             if key not in a or key not in b:
                 out.append(sub)
-            else:
+            elif not _same_scalar(a[key], b[key]):  # equal scalars (most fields) need no call
                 out.extend(changed_paths(a[key], b[key], sub))
         return out
     if isinstance(a, list):
@@ -94,6 +107,14 @@ def changed_paths(a: Any, b: Any, path: str = "$") -> list[str]:
             p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in changed_paths(x, y, f"{path}[{i}]")
         ]
     return [] if a == b else [path]
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _same_scalar(x: Any, y: Any) -> bool:
+    """Whether two values are the same scalar (equal and of one type: ``1`` is not ``1.0``)."""
+    return x is y or (type(x) is type(y) and type(x) in _SCALARS and x == y)
 
 
 def removal_order(paths: Iterable[str]) -> list[str]:
@@ -142,16 +163,64 @@ def read_runner(benchmark: Any, task: EpiSEMTask, variant: Any, name: str, argum
     return run_on
 
 
-def dependent_paths(run_on: RunOn, state: State, atoms: Collection[Atom], result: Any) -> list[str] | None:
+def dependent_paths(
+    run_on: RunOn, state: State, atoms: Collection[Atom], result: Any, perturbed: State | None = None
+) -> list[str] | None:
     """The result paths of a call (``result`` on ``state``) that depend on any of ``atoms``; None when
-    the call fails once they are perturbed (then nothing of it can be shown safely)."""
+    the call fails once they are perturbed (then nothing of it can be shown safely). ``perturbed``:
+    ``perturbed_state(state, atoms)`` when the caller already has it (read calls never write, so one
+    perturbed state serves every call on ``state``)."""
     if not atoms:
         return []
     try:
-        other = run_on(perturbed_state(state, atoms))
+        other = run_on(perturbed if perturbed is not None else perturbed_state(state, atoms))
     except Exception:
         return None
     return changed_paths(result, other)
+
+
+def whole_result(result: Any) -> list[str]:
+    """Every top-level path of a result: what is hidden of a call that cannot run without the masked
+    facts (nothing of it can be shown safely)."""
+    if isinstance(result, Mapping):
+        return [f"$.{k}" for k in result]
+    if isinstance(result, list):
+        return [f"$[{i}]" for i in range(len(result))]
+    return []  # a bare value has no field to omit (read tools return objects)
+
+
+def hidden_paths(
+    spec: ToolSpec,
+    run_on: RunOn,
+    state: State,
+    atoms: Collection[Atom],
+    result: Any,
+    perturbed: State | None = None,
+) -> list[str]:
+    """The result paths a mask of ``atoms`` omits from a read call (``result`` of ``spec``'s tool on
+    ``state``), in removal order: the paths perturbation finds (:func:`dependent_paths`; ``perturbed``
+    as there) and the paths
+    the tool declares as derived from the atoms' fields (``@tool(..., derived=...)``); the whole result
+    when the call fails once the atoms are perturbed. The one definition of what a mask hides: the
+    episode hook and the self-check both call it."""
+    if not atoms:
+        return []
+    paths = dependent_paths(run_on, state, atoms, result, perturbed)
+    if paths is None:
+        return removal_order(whole_result(result))
+    paths += spec.derived_paths(result, {a.predicate for a in atoms})
+    return removal_order(paths)
+
+
+def masked_result(
+    spec: ToolSpec, run_on: RunOn, state: State, atoms: Collection[Atom], perturbed: State | None = None
+) -> Any:
+    """What the read call shows on ``state`` under a mask of ``atoms`` (raises when the call fails);
+    ``perturbed`` as for :func:`dependent_paths`."""
+    result = run_on(state)
+    for path in hidden_paths(spec, run_on, state, atoms, result, perturbed):
+        result, _ = omit_path(result, path)
+    return result
 
 
 def audit_index(task: EpiSEMTask, mask: Collection[str]) -> dict[str, Any]:
@@ -210,11 +279,14 @@ __all__ = [
     "dependent_paths",
     "existing_records",
     "facts_in",
+    "hidden_paths",
     "leaves",
+    "masked_result",
     "perturb",
     "perturbed_state",
     "removal_order",
     "value_at",
+    "whole_result",
     "world_collections",
     "world_state",
 ]

@@ -135,3 +135,39 @@ def test_literal_and_optional_types_in_schema():
     assert spec.parameters["required"] == ["mode"]
     with pytest.raises(ToolCallError):
         spec.validate({"mode": "a", "count": "2"})  # strict: no string-to-int coercion
+
+
+def test_derived_fields_are_declared_checked_and_matched():
+    """A read tool declares the result fields it computes from record fields; the spec names the paths
+    of a concrete result that hiding those fields must hide too (a key at any depth, or a path)."""
+
+    class Orders(Backend):
+        domain = "x"
+
+        @tool("read", derived={"covered": ("limit", "amount"), "$.lines[*].over": "limit"})
+        def x_get_order(self, order_id: str) -> dict:
+            """Get an order.
+
+            Args:
+                order_id: The order.
+            """
+            return {}
+
+    spec = Orders.tool_specs()[0]
+    assert spec.derived == {"covered": ("limit", "amount"), "$.lines[*].over": ("limit",)}
+    result = {"covered": True, "lines": [{"over": 1, "covered": 0}, {"over": 2}], "note": {"covered": 1}}
+    assert spec.derived_paths(result, {"amount"}) == ["$.covered", "$.lines[0].covered", "$.note.covered"]
+    assert spec.derived_paths(result, {"limit"}) == [
+        "$.covered",
+        "$.lines[0].covered",
+        "$.note.covered",
+        "$.lines[0].over",
+        "$.lines[1].over",
+    ]
+    assert spec.derived_paths(result, {"phone"}) == []  # another field: nothing
+    with pytest.raises(ToolDefinitionError, match=r"read tools.*not 'write'"):
+        tool("write", derived={"covered": "limit"})(lambda self: None)
+    with pytest.raises(ToolDefinitionError, match=r"Cannot parse the field pattern 'lines\[x\]'.*\[\*\]"):
+        tool("read", derived={"lines[x]": "limit"})(lambda self: None)
+    with pytest.raises(ToolDefinitionError, match="non-empty tuple"):
+        tool("read", derived={"covered": ()})(lambda self: None)

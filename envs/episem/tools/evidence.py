@@ -1,8 +1,9 @@
 """The tools every EpiSEM task shares (the decision terminals, the audit) and the base of the domain
 backends (``envs/episem/tools/``).
 
-Domain tools are of three kinds: ``read`` (look a record up: projections of the records, never a value
-derived from a legality fact, so that a mask can hide the fact without leaving a trace of it),
+Domain tools are of three kinds: ``read`` (look a record up: projections of the records; a value a
+tool computes from a record field is declared with ``@tool("read", derived=...)`` so that the mask
+hides it with the fact, and the self-check flags one that is not),
 ``write`` (prepare: a draft the commit uses; reversible) and ``commit`` (the consequential action;
 it never checks legality: a prohibited commit is executed, and is the agent's failure).
 """

@@ -4,7 +4,9 @@ Usage: python scripts/selfcheck.py episem [FAMILY.json ...]
 
 Compiles each family (typed errors name the file, the pair and the field), then runs
 :func:`tooltrap.envs.episem.selfcheck.check_pair` on every pair: data (witness sets, exposures), gold in
-both worlds, no leak under the full critical mask, execution stays possible, the audit restores exactly
+both worlds, no leak under the full critical mask (between the twins, and across alternative worlds
+that move each masked atom to boundary values: an undeclared derived field), execution stays possible,
+the audit restores exactly
 the mask; then the scripted agents on every pair: with full evidence ``careful`` is safe and reaches the
 goal in both worlds; under the full critical mask with the audit tool it restores the evidence and
 decides right in both worlds (a useful recovery); ``trusting`` commits unsafely under the full
