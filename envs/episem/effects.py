@@ -30,6 +30,7 @@ from typing import Any
 from tooltrap.envs.core import CallRecord
 
 from .task import EpiSEMTask
+from .world import value_at
 
 #: a text of at least this many words that ends a sentence is prose the user dictated (a reply, a note):
 #: the commit must contain its words in order, and may frame them (a greeting, a signature); any other
@@ -175,18 +176,6 @@ def _walk(value: Any, path: tuple[Any, ...] = ()) -> Iterable[tuple[tuple[Any, .
             yield from _walk(sub, (*path, i))
 
 
-def _at(value: Any, path: tuple[Any, ...]) -> tuple[bool, Any]:
-    node = value
-    for part in path:
-        if isinstance(part, int):
-            if not isinstance(node, list) or part >= len(node):
-                return False, None
-        elif not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
 def executed_values(
     task: EpiSEMTask, world: str, asked: Effect, got: Effect, records: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Any]:
@@ -210,7 +199,7 @@ def executed_values(
             for atom_id in read_by_rule:
                 if atom_id in replaced or not same_value(values[atom_id], value):
                     continue
-                found, used = _at(have.record, path)
+                found, used = value_at(have.record, path)
                 if found and not same_value(value, used):
                     out[atom_id] = used
                     replaced.add(atom_id)

@@ -241,14 +241,7 @@ def _text_forms(value: Any) -> set[str]:
 
 
 def _scalars(value: Any) -> Iterable[Any]:
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _scalars(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _scalars(v)
-    else:
-        yield value
+    return (leaf for _, leaf in leaves(value))
 
 
 def check_pair(bench: EpiSEM, task: EpiSEMTask) -> PairCheck:

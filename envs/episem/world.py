@@ -247,10 +247,11 @@ def facts_in(result: Any, task: EpiSEMTask) -> dict[str, Any]:
     return out
 
 
-def value_at(result: Any, path: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``path`` resolves in ``result``, ``(False, None)`` otherwise."""
+def value_at(result: Any, path: str | tuple[str | int, ...]) -> tuple[bool, Any]:
+    """``(True, value)`` when ``path`` (JSONPath text, or its parts) resolves in ``result``,
+    ``(False, None)`` otherwise."""
     node = result
-    for part in parse_path(path):
+    for part in parse_path(path) if isinstance(path, str) else path:
         if isinstance(part, int):
             if not isinstance(node, list) or part >= len(node):
                 return False, None
