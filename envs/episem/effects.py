@@ -42,12 +42,15 @@ _WORD = re.compile(r"\w+")
 @dataclass(frozen=True)
 class EffectWrite:
     """One record a commit wrote: ``entity`` is its id when the record existed before the episode, None
-    when the episode created it (then ``record`` holds its fields without the generated id)."""
+    when the episode created it (then ``record`` holds its fields without the generated id). In a
+    requested effect, ``free`` names the fields the request leaves to the agent (an optional subject
+    line): any value there is what was asked."""
 
     action: str
     collection: str
     entity: str | None
     record: Mapping[str, Any]
+    free: frozenset[str] = frozenset()
 
     def label(self) -> str:
         return f"{self.collection}/{self.entity}" if self.entity else f"a new {self.collection} record"
@@ -111,9 +114,11 @@ def same_value(asked: Any, got: Any) -> bool:
     return asked == got
 
 
-def _record_differences(asked: Mapping[str, Any], got: Mapping[str, Any], where: str) -> list[str]:
+def _record_differences(
+    asked: Mapping[str, Any], got: Mapping[str, Any], where: str, free: frozenset[str] = frozenset()
+) -> list[str]:
     out = []
-    for key in sorted(asked.keys() | got.keys()):
+    for key in sorted((asked.keys() | got.keys()) - free):
         if key not in got:
             out.append(f"{where}.{key}: missing (asked {asked[key]!r})")
         elif key not in asked:
@@ -161,7 +166,7 @@ def effect_differences(asked: Effect, got: Effect) -> list[str]:
         elif want.entity != have.entity:
             out.append(f"{have.label()}: written instead of {want.label()}")
         else:
-            out += _record_differences(want.record, have.record, want.label())
+            out += _record_differences(want.record, have.record, want.label(), want.free)
     return out
 
 

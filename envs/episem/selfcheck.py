@@ -396,7 +396,8 @@ def check_probes(bench: EpiSEM, task: EpiSEMTask, probes: ProbeSet = PROBE_SET) 
             variant = {"world": world, "condition": condition}
             gold_calls = task.gold_for(variant)
             gold = play_probe(env, task, variant, gold_calls)
-            source = ProbeSource(task=task, variant=variant, gold=gold_calls)
+            tools = bench.toolset(task, EvidenceVariant(**variant)).specs  # type: ignore[arg-type]
+            source = ProbeSource(task=task, variant=variant, gold=gold_calls, tools=tools)
             results += run_probes(
                 f"{task.id}@{world}/{condition}",
                 probes.probes(source),
