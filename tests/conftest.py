@@ -2,6 +2,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -92,39 +97,32 @@ def tool_calling_model(tiny_model, tmp_path_factory):
     return scripted_tool_caller(tiny_model, tmp_path_factory.mktemp("caller") / "model")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(argv: list[str], url: str, wait_s: float = 120):
-    """Start a test server subprocess and wait until ``url/models`` answers; returns the process."""
-    import subprocess
-    import sys
-    import time
-
-    import httpx
-
-    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"test server exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("test server did not start")
+def start_server(script: Path, *args: str) -> tuple[subprocess.Popen, str]:
+    """Start a test server (``script`` ``args``, see tests/serving.py) on a loopback socket bound here
+    and wait until it says it is ready: however long that takes on a loaded machine, never a fixed
+    budget; a server that exits first raises with its stderr. Returns the process and its ``/v1`` URL."""
+    with socket.socket() as sock, tempfile.TemporaryFile() as errors:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        port = sock.getsockname()[1]
+        proc = subprocess.Popen(
+            [sys.executable, str(script), *args, f"fd:{sock.fileno()}"],
+            pass_fds=[sock.fileno()],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != b"ready":  # the line, or EOF when the process ended
+            proc.kill()
+            proc.wait()
+            errors.seek(0)
+            raise RuntimeError(f"test server exited: {errors.read().decode(errors='replace')[-2000:]}")
+    return proc, f"http://127.0.0.1:{port}/v1"
 
 
-def stop_server(proc) -> None:
+def stop_server(proc: subprocess.Popen) -> None:
     """Kill a test server: it holds nothing worth a graceful shutdown, and uvicorn's would wait for
-    requests that never end (a ``silent`` reply sleeps for an hour)."""
+    requests that never end (a ``silent`` reply sleeps)."""
     proc.kill()
     proc.wait()
 
@@ -136,11 +134,7 @@ def llm_server():
     runs, so it starts in about a second and answers in milliseconds."""
     pytest.importorskip("fastapi")
     pytest.importorskip("httpx")
-    from pathlib import Path
-
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    proc = start_server([str(Path(__file__).parent / "llm_server.py"), str(port)], url)
+    proc, url = start_server(Path(__file__).parent / "llm_server.py")
     yield url
     stop_server(proc)
 

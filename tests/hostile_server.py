@@ -5,9 +5,10 @@ picks how it misbehaves.
 5,000-digit number inside the tool-call arguments string; ``content-number`` / ``content-list`` content
 as a number / a list of numbers; ``calls-number`` ``tool_calls: 5``; ``message-list`` the message as a
 list; ``huge`` a reply of 1 GB, streamed lazily; ``drip`` a valid reply one byte every 50 ms;
-``silent`` accepts and never answers; ``ok`` a valid ``respond`` call.
+``silent`` accepts and answers a valid call only after 30 s (far past any test's timeout: a client that
+waited it out would score a model outcome, not a timeout); ``ok`` a valid ``respond`` call.
 
-Run: python tests/hostile_server.py PORT
+Run: python tests/hostile_server.py PORT  (or ``fd:N``, a listening socket: tests/serving.py)
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 import sys
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
@@ -88,7 +88,7 @@ def create_app() -> FastAPI:
 
             return StreamingResponse(drip(), media_type="application/json")
         if name == "silent":
-            await asyncio.sleep(3600)
+            await asyncio.sleep(30)
         return Response(_reply(RESPOND), media_type="application/json")
 
     @app.get("/v1/models")
@@ -99,4 +99,6 @@ def create_app() -> FastAPI:
 
 
 if __name__ == "__main__":
-    uvicorn.run(create_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    from serving import serve  # run as a script: tests/ is on the path
+
+    serve(create_app(), sys.argv[1])

@@ -15,7 +15,7 @@ Faults, a prefix before ``+`` and the reply (``flaky-2+emit:...``): ``flaky-<n>`
 requests with 503; ``notools`` rejects requests that carry ``tools`` with a 400, as servers without tool
 support do. A fault alone fails the same way, then answers from the model.
 
-Run: python tests/llm_server.py [MODEL_DIR] PORT
+Run: python tests/llm_server.py [MODEL_DIR] PORT  (or ``fd:N``, a listening socket: tests/serving.py)
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def _completion(model: str, message: dict[str, Any], finish_reason: str) -> JSON
 
 
 if __name__ == "__main__":
-    import uvicorn
+    from serving import serve  # run as a script: tests/ is on the path
 
-    *model, port = sys.argv[1:]  # [MODEL_DIR] PORT
-    uvicorn.run(create_app(*model), host="127.0.0.1", port=int(port), log_level="warning")
+    *model, where = sys.argv[1:]  # [MODEL_DIR] PORT|fd:N
+    serve(create_app(*model), where)

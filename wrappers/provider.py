@@ -145,6 +145,8 @@ class ChatClient:
     ):
         import httpx  # the "llm" extra
 
+        from .deadline import DeadlineTransport
+
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.max_retries = max_retries
@@ -155,7 +157,9 @@ class ChatClient:
         self.native_tools = native_tools
         self.failed_in_a_row = 0
         self._http = httpx.Client(
-            timeout=timeout, headers={"Authorization": f"Bearer {api_key}"} if api_key else {}
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
+            transport=DeadlineTransport(),  # ``timeout`` bounds the whole exchange, headers included
         )
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
@@ -213,12 +217,19 @@ class ChatClient:
         raise last
 
     def _post(self, body: dict[str, Any]) -> tuple[int, bytes]:
-        """POST the request and read the reply within ``timeout`` seconds and ``max_response_bytes``."""
+        """POST the request and read the reply within ``timeout`` seconds and ``max_response_bytes``:
+        one deadline over connecting, the headers and the body (a server that drips its headers is cut
+        off as one that drips its body)."""
         import httpx
+
+        from .deadline import request_deadline
 
         deadline = time.monotonic() + self.timeout
         try:
-            with self._http.stream("POST", f"{self.base_url}/chat/completions", json=body) as response:
+            with (
+                request_deadline(self.timeout),
+                self._http.stream("POST", f"{self.base_url}/chat/completions", json=body) as response,
+            ):
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in response.iter_bytes():
