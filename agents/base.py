@@ -4,7 +4,7 @@ engine."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from tooltrap.envs.core import Agent
 
@@ -16,6 +16,7 @@ class ChatAgent(Agent):
     HTTP client, a concurrency limit).
     """
 
+    writes_text: ClassVar[bool] = True
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     answer: tuple[str, str] | None = None

@@ -26,20 +26,24 @@ def _record(
 ) -> dict[str, Any]:
     base = env.unwrapped
     task = base.task  # type: ignore[attr-defined]
+    trace = base.trace.to_dict()  # type: ignore[attr-defined]
     return {
         "task_id": task.id,
         "template_id": task.template_id,
         "domain": task.domain,
         **task.label_dict(),
         "benchmark": base.benchmark.name,  # type: ignore[attr-defined]
-        "variant": dict(point),
+        # the variant played, every default filled in (the trace's), and the grid point as asked (the
+        # resume key: a task-dependent default cannot be known before the episode is reset)
+        "variant": dict(trace["variant"]),
+        "point": dict(point),
         "instruction": task.instruction,
         "seed": seed,
         "reward": total,
         "reward_components": final["reward_components"],
         "verdict": final["verdict"],
         "system_outcome": system_outcome,
-        "trace": base.trace.to_dict(),  # type: ignore[attr-defined]
+        "trace": trace,
     }
 
 

@@ -6,12 +6,14 @@ the episodes already recorded, so an interrupted evaluation resumes where it sto
 pass serves every active episode), a thread pool of in-flight requests for HTTP agents.
 
 Each episode is one (task, variant) point of a grid: ``variants`` lists the variant values to play
-every selected task with (default: the env's default variant only). A record carries its ``variant``
-(the grid point as asked; the resolved variant is in its trace) and a rerun skips the (task id,
-variant) pairs already recorded.
+every selected task with (default: the env's default variant only). A record carries its ``point``
+(the grid point as asked) and its ``variant`` (the variant the episode was played with, every default
+filled in: the trace's), and a rerun skips the (task id, point) pairs already recorded.
 
 A provider error or content-filter refusal ends the episode as a *system-level* outcome
-(``system_outcome`` in the record); the report counts those apart from model behaviour.
+(``system_outcome`` in the record); the report counts those apart from model behaviour. When the first
+episodes of a call cannot reach the model at all (connection errors, timeouts), the call stops with
+:class:`ProviderUnreachableError` naming the endpoint instead of failing every remaining episode.
 
 This module is the runner: it validates, schedules (``_schedulers``), shows progress (``_progress``)
 and leaves every file of the run folder (episodes.jsonl, run.json, summary.json) to
@@ -39,7 +41,9 @@ from tooltrap.wrappers.eval.run import (
     RUN,
     SUMMARY,
     EpisodeFile,
+    RunFolderError,
     RunMismatchError,
+    check_out_dir,
     check_run_file,
     json_line,
     latest_records,
@@ -52,7 +56,7 @@ from tooltrap.wrappers.eval.run import (
 
 from ._episode import Episode, Point, run_episode
 from ._progress import Progress
-from ._schedulers import Sink, batched, sequential, threaded
+from ._schedulers import ProviderUnreachableError, Sink, batched, sequential, threaded
 
 #: what users import from here; the run folder's format lives in tooltrap.wrappers.eval.run
 __all__ = [
@@ -64,6 +68,8 @@ __all__ = [
     "EpisodeFile",
     "Point",
     "ProtocolPlanner",
+    "ProviderUnreachableError",
+    "RunFolderError",
     "RunMismatchError",
     "check_points",
     "evaluate",
@@ -120,6 +126,27 @@ def check_points(env: gym.Env, points: Sequence[Point]) -> list[Point]:
     return out
 
 
+def _check_harness(agent: Agent, harness: str) -> None:
+    """A prompted harness hands the agent prose to answer in prose: a scripted policy, which writes
+    JSON calls from the tool schemas, would play 0-step episodes scored as if they were its own."""
+    if harness not in HARNESSES:
+        raise UnknownOptionError(harness, HARNESSES, what="harness")
+    if harness != "native" and not getattr(agent, "writes_text", False):
+        name = agent.describe().get("name", type(agent).__name__)
+        raise EnvUsageError(
+            f"--harness {harness} prompts a model in text; {name} is a scripted policy that writes JSON "
+            "tool calls and cannot play it. Use --harness native, or a model agent (openai:MODEL, hf:PATH)."
+        )
+
+
+def _endpoint(agent: Agent) -> str | None:
+    """Where a model agent is reached (its transport settings, e.g. the server URL), or None."""
+    described = agent.describe()
+    keys = getattr(agent, "transport_keys", ())
+    parts = [str(described[k]) for k in keys if described.get(k) is not None]
+    return ", ".join(parts) or None
+
+
 def _run_grid(
     env_id: str,
     agent: Agent,
@@ -137,22 +164,26 @@ def _run_grid(
     pairs: Sequence[tuple[str, Point]] | None,
     known_records: list[dict[str, Any]] | None,
     harness: str,
+    protocol: str | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """:func:`evaluate` without its summary: (benchmark name, records of the grid)."""
+    """:func:`evaluate` without its summary: (benchmark name, records of the grid). With ``pairs``
+    (a protocol's round) the work is those pairs; ``tasks`` and ``protocol`` still define the run."""
     from tooltrap import benchmark_report, check_env_id
     from tooltrap.wrappers.defenses import apply_defense
 
     check_env_id(env_id)
+    _check_harness(agent, harness)
+    if concurrency < 1:
+        raise EnvUsageError(f"concurrency must be at least 1, got {concurrency}.")
 
     def make_env() -> gym.Env:
         return HARNESSES[harness](apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation))
 
-    if harness not in HARNESSES:
-        raise UnknownOptionError(harness, HARNESSES, what="harness")
     probe = make_env()
-    wanted = select_task_ids(probe.unwrapped.tasks, tasks)  # type: ignore[attr-defined]
+    collection = probe.unwrapped.tasks  # type: ignore[attr-defined]
+    wanted = select_task_ids(collection, tasks)
     if pairs is not None:
-        known = set(probe.unwrapped.tasks.ids)  # type: ignore[attr-defined]
+        known = set(collection.ids)
         unknown = sorted({t for t, _ in pairs} - known)
         if unknown:
             raise UnknownNameError("task", unknown[0], sorted(known))
@@ -162,20 +193,37 @@ def _run_grid(
     probe.close()
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)
+    # everything that defines the run: a rerun must ask for the same (or a wider task selection or
+    # grid, whose new episodes it adds); a protocol chooses its grid points itself
     identity = {
         "env_id": env_id,
         "agent": agent.describe(),
         "seed": seed,
         "env_kwargs": env_kwargs or {},
         "mitigation": mitigation or "none",
-        **({"harness": harness} if harness != "native" else {}),
+        "harness": harness,
+        "protocol": protocol,
+        "tasks": tasks,
+        "variants": None if protocol else points,
+    }
+    grows = {
+        "tasks": lambda was, now: set(select_task_ids(collection, was)) <= set(wanted),
+        "variants": lambda was, now: {variant_key(p) for p in was} <= {variant_key(p) for p in now},
     }
     path = out / EPISODES
     transport = tuple(getattr(agent, "transport_keys", ()))
     if known_records is None:
+        out.mkdir(parents=True, exist_ok=True)
         found = scan_episodes(path)
-        check_run_file(out / RUN, identity, benchmark, has_records=bool(found.records), transport=transport)
+        check_run_file(
+            out / RUN,
+            identity,
+            benchmark,
+            has_records=bool(found.records),
+            transport=transport,
+            grows=grows,
+        )
         records = prepare_resume(path, found, log or (lambda message: None))
     else:
         records = known_records
@@ -195,7 +243,8 @@ def _run_grid(
         if progress and todo
         else None
     )
-    sink = Sink(path, records, on_episode, bar)
+    sink = Sink(path, records, on_episode, bar, endpoint=_endpoint(agent))
+    keep = {(t, variant_key(p)) for t, p in grid}
     try:
         if concurrency > 1 and agent.batchable:
             batched(make_env, agent, todo, seed, sink, concurrency)
@@ -203,13 +252,16 @@ def _run_grid(
             threaded(make_env, agent, todo, seed, sink, concurrency)
         else:
             sequential(make_env, agent, todo, seed, sink)
+    except ProviderUnreachableError as stop:  # the caller writes the summary of what was recorded
+        stop.benchmark = benchmark
+        stop.records = records if known_records is not None else [r for r in records if record_key(r) in keep]
+        raise
     finally:
         sink.close()
         if bar is not None:
             bar.stop()
     if known_records is not None:
         return benchmark, records
-    keep = {(t, variant_key(p)) for t, p in grid}
     return benchmark, [r for r in records if record_key(r) in keep]
 
 
@@ -256,32 +308,46 @@ def evaluate(
     benchmark report's default, ``tooltrap eval`` passes ``--resamples``, 10,000); return the records
     of this grid.
 
-    Everything is validated (env id and kwargs, defense, task selection, grid points) before anything
-    is written to ``out_dir``. A rerun resumes: it keeps the finished episodes, retries those that
-    ended at the provider, and moves unreadable lines aside (``log`` hears about each of these).
+    Everything is validated (env id and kwargs, defense, harness, task selection, grid points,
+    ``out_dir`` itself) before anything is written to ``out_dir``. A rerun resumes: it keeps the
+    finished episodes, retries those that ended at the provider, and moves unreadable lines aside
+    (``log`` hears about each of these). ``out_dir/run.json`` records everything that defines the run;
+    a call that asks for another run there raises :class:`RunMismatchError` naming the difference (a
+    wider task selection or grid is the same run grown: only its new episodes are played).
     ``known_records``: the records of ``out_dir`` as a previous call returned them (a protocol's later
     rounds), so the file is not read again; new records are appended to that list. ``harness``:
     ``native`` (tool schemas sent, tool calls parsed from the reply) or ``react`` (tools described in
     the prompt, the reply read as Thought / Action / Action Input / Final Answer, at most 5 model calls:
-    :class:`~tooltrap.wrappers.react.ReActFormat`).
+    :class:`~tooltrap.wrappers.react.ReActFormat`; a model agent only).
+
+    Raises:
+        ProviderUnreachableError: The first episodes of this call could not reach the model (connection
+            errors, timeouts) and none did; their records and the summary are written, a rerun retries
+            them.
+        RunFolderError: ``out_dir`` is a file or a report folder, or holds another run
+            (:class:`RunMismatchError`).
     """
-    benchmark, records = _run_grid(
-        env_id,
-        agent,
-        out_dir,
-        seed=seed,
-        tasks=tasks,
-        variants=variants,
-        env_kwargs=env_kwargs,
-        mitigation=mitigation,
-        concurrency=concurrency,
-        on_episode=on_episode,
-        progress=progress,
-        log=log,
-        pairs=pairs,
-        known_records=known_records,
-        harness=harness,
-    )
+    try:
+        benchmark, records = _run_grid(
+            env_id,
+            agent,
+            out_dir,
+            seed=seed,
+            tasks=tasks,
+            variants=variants,
+            env_kwargs=env_kwargs,
+            mitigation=mitigation,
+            concurrency=concurrency,
+            on_episode=on_episode,
+            progress=progress,
+            log=log,
+            pairs=pairs,
+            known_records=known_records,
+            harness=harness,
+        )
+    except ProviderUnreachableError as stop:
+        _write_summary(out_dir, stop.benchmark, env_id, stop.records, resamples, seed)
+        raise
     _write_summary(out_dir, benchmark, env_id, records, resamples, seed)
     return records
 
@@ -328,7 +394,7 @@ def evaluate_protocol(
             agent,
             out_dir,
             seed=seed,
-            tasks=None,
+            tasks=tasks,
             variants=None,
             env_kwargs=env_kwargs,
             mitigation=mitigation,
@@ -339,12 +405,14 @@ def evaluate_protocol(
             pairs=pairs,
             known_records=known,
             harness=harness,
+            protocol=protocol,
         )
 
     # check the run, repair the ledger, then read it once: later rounds append to the same list
     run([], None)
     records: list[dict[str, Any]] = scan_episodes(Path(out_dir) / EPISODES).records
     ledger = {record_key(r): r["verdict"] for r in records}
+    keep = {t.id for t in chosen}
     rounds = 0
     while True:
         todo = planner.next_round(chosen, ledger)
@@ -352,7 +420,13 @@ def evaluate_protocol(
             break
         rounds += 1
         before = len(records)
-        run(todo, records)
+        try:
+            run(todo, records)
+        except ProviderUnreachableError:
+            _write_summary(
+                out_dir, benchmark.name, env_id, [r for r in records if r["task_id"] in keep], resamples, seed
+            )
+            raise
         batch = records[before:]
         ledger.update((record_key(r), r["verdict"]) for r in batch)
         if batch and all(r.get("system_outcome") for r in batch):
@@ -361,7 +435,6 @@ def evaluate_protocol(
             break
     if log is not None:
         log(f"{protocol}: {len(ledger)} rollouts in the ledger after {rounds} rounds")
-    keep = {t.id for t in chosen}
     chosen_records = [r for r in records if r["task_id"] in keep]
     _write_summary(out_dir, benchmark.name, env_id, chosen_records, resamples, seed)
     return chosen_records

@@ -41,6 +41,10 @@ class Agent:
     knows_variant: ClassVar[bool] = False
     #: Whether the runner may batch several episodes' generations (``prepare``/``generate``/``finish``).
     batchable: ClassVar[bool] = False
+    #: Whether the agent is a model that answers in free text: only such an agent can play a prompted
+    #: harness (ReAct), which shows the tools in prose and reads the reply as text. A scripted policy
+    #: writes JSON calls from the tool schemas and is refused there.
+    writes_text: ClassVar[bool] = False
     #: The raw output behind the last action (model text or message), recorded in the trace.
     last_raw: Any = None
     #: Where the last action's tool call was found in that output (``openai``, ``hermes``, ...).

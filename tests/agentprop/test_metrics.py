@@ -19,7 +19,7 @@ from tooltrap.envs.agentprop.claims import Evidence
 from tooltrap.envs.agentprop.judge import check_answer
 from tooltrap.envs.agentprop.selfcheck import check_task, play
 from tooltrap.envs.agentprop.task import Fact, packaged_tasks
-from tooltrap.envs.core import Agent
+from tooltrap.envs.core import Agent, EnvUsageError
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.agentprop.metrics import (
     columns,
@@ -274,6 +274,7 @@ class _ReActScript:
     """A scripted model that writes ReAct text: one nudge-worthy reply, the gold call, the answer."""
 
     privileged = True
+    writes_text = True  # it answers in text, as a model does: the ReAct harness takes it
     name = "react-script"
     last_raw = None
     last_format = None
@@ -311,6 +312,10 @@ def test_the_react_harness_through_evaluate(tmp_path):
     )
     with pytest.raises(Exception, match="harness"):
         evaluate("AgentProp-Weather-v0", _ReActScript(), tmp_path / "x", harness="reactive")
+    # a scripted policy writes JSON calls: under a prompted harness it would play 0-step episodes
+    with pytest.raises(EnvUsageError, match="--harness react.*scripted policy"):
+        evaluate("AgentProp-Weather-v0", make_agent("trusting"), tmp_path / "y", harness="react")
+    assert not (tmp_path / "y").exists()
 
 
 def test_llm_judges_over_an_evaluations_answers(say_server, tmp_path):

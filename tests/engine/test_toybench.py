@@ -47,8 +47,9 @@ def test_generic_scripted_agents_play_the_toy(agent, stock, expected):
     env = gym.make(ENV)
     record = run_episode(env, make_agent(agent), "lib-fiction-01", seed=0, point={"stock": stock})
     assert {k: record["verdict"][k] for k in expected} == expected
-    assert record["variant"] == {"stock": stock} and record["benchmark"] == "toylibrary"
-    assert record["trace"]["variant"]["stock"] == stock
+    assert record["point"] == {"stock": stock} and record["benchmark"] == "toylibrary"
+    # the variant played, defaults filled in, is the trace's
+    assert record["variant"] == record["trace"]["variant"] == {"stock": stock, "days": 14}
 
 
 def test_random_agent_respects_declared_bounds():
@@ -118,6 +119,16 @@ def test_a_fresh_process_finds_the_toys_report_through_run_json(tmp_path):
             "--resamples",
             "100",
         ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    # run.json names the module of a user's benchmark: never imported unless the user allows it
+    assert done.returncode == 2 and "--allow-module tests.toybench" in done.stderr
+    assert not (tmp_path / "r").exists()
+    done = subprocess.run(
+        [sys.executable, "-m", "tooltrap", "report", str(out), "--out", str(tmp_path / "r")]
+        + ["--resamples", "100", "--allow-module", "tests.toybench"],
         capture_output=True,
         text=True,
         cwd=root,

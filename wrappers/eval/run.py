@@ -5,18 +5,23 @@ A run folder holds
 * ``episodes.jsonl``: one JSON line per finished episode, appended and flushed as each ends, so an
   interrupted evaluation resumes where it stopped (:class:`EpisodeLog`, :func:`scan_episodes`,
   :func:`prepare_resume`); lines that cannot be read are moved to ``episodes.rejected.jsonl``;
-* ``run.json``: what was run (env id, agent, seed, env kwargs, defense, harness) and the benchmark,
-  so that a rerun with other settings is refused instead of mixed in (:func:`check_run_file`) and a
-  report finds the benchmark of a folder (:func:`read_run_info`);
+* ``run.json``: everything that defines the run (env id, agent, seed, env kwargs, defense, harness,
+  protocol, task selection, variant grid) and the benchmark, so that a rerun with other settings is
+  refused instead of mixed in (:func:`check_run_file`) and a report finds the benchmark of a folder
+  (:func:`read_run_info`);
 * ``summary.json``: the headline metrics of the run with their intervals (:func:`write_summary`).
 
 The runner (``tooltrap.evaluate``) and the reports call these functions; nothing else touches the files.
+Nothing is written through a symbolic link, and temporary files are created exclusively under random
+names (:func:`write_atomic`): a folder someone else prepared cannot redirect a write outside it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -34,13 +39,62 @@ SUMMARY = "summary.json"
 Record = dict[str, Any]
 
 
-class RunMismatchError(TooltrapError, ValueError):
-    """The output folder holds a run with a different env, agent or seed."""
+#: files a ``tooltrap report`` folder holds and a run folder never does by itself
+REPORT_MARKERS = ("report.json", "metrics.csv")
+
+
+class RunFolderError(TooltrapError, ValueError):
+    """``--out`` cannot hold this run: a file, a report folder, a symbolic link where a run file goes."""
+
+
+class RunMismatchError(RunFolderError):
+    """The output folder holds another run (another env, agent, seed, protocol, grid ...)."""
+
+
+def record_point(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The grid point an episode record was played for, as asked (``point``); records written before
+    records carried it hold the point in ``variant``."""
+    if "point" in record:
+        return dict(record["point"] or {})
+    return dict(record.get("variant") or {})
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[str, str]:
     """The resume key of an episode record: (task id, canonical JSON of its grid point)."""
-    return record["task_id"], variant_key(record.get("variant") or {})
+    return record["task_id"], variant_key(record_point(record))
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an ``--out`` that cannot be a run folder: an existing file, or a folder that holds a
+    ``tooltrap report`` (report.json, metrics.csv) and no run."""
+    if out.exists() and not out.is_dir():
+        raise RunFolderError(f"--out {out} is a file, not a folder: give a new or existing run folder.")
+    if out.is_dir() and not (out / RUN).exists() and not (out / EPISODES).exists():
+        found = [name for name in REPORT_MARKERS if (out / name).exists()]
+        if found:
+            raise RunFolderError(
+                f"--out {out} holds a report ({', '.join(found)}), not a run: give the run its own folder."
+            )
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise RunFolderError(
+            f"{path} is a symbolic link: a run folder's files are never followed out of it; "
+            "replace the link with the file, or use another --out."
+        )
+
+
+def open_append(path: Path) -> Any:
+    """``path`` opened for appending text, created if missing, never through a symbolic link."""
+    _refuse_link(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if path.is_symlink():  # made a link between the check and the open
+            _refuse_link(path)
+        raise RunFolderError(f"cannot append to {path}: {exc.strerror}") from None
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def json_line(record: Mapping[str, Any]) -> str:
@@ -55,13 +109,26 @@ def json_line(record: Mapping[str, Any]) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` so that a crash leaves either the old file or the new one, never a torn one."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` so that a crash leaves either the old file or the new one, never a torn one.
+
+    The temporary file beside ``path`` is created exclusively under a random name (``mkstemp``: never
+    an existing file or a link someone planted), and the rename replaces a link at ``path`` itself
+    rather than writing where it points."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        try:
+            mode = path.lstat().st_mode
+            os.fchmod(fd, stat.S_IMODE(mode) if stat.S_ISREG(mode) else 0o644)
+        except FileNotFoundError:
+            os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the run from the user's other tools
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # Ctrl-C or a full disk: leave the old file and no temporary one
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # -- episodes.jsonl ------------------------------------------------------------------------------------
@@ -76,7 +143,8 @@ class EpisodeFile:
 
 
 def scan_episodes(path: Path) -> EpisodeFile:
-    """Read an episodes.jsonl, keeping apart what cannot be read."""
+    """Read an episodes.jsonl, keeping apart what cannot be read (a symbolic link is refused)."""
+    _refuse_link(path)
     if not path.exists():
         return EpisodeFile([], [], False)
     data = path.read_bytes()
@@ -131,7 +199,7 @@ def prepare_resume(path: Path, found: EpisodeFile, log: Callable[[str], None]) -
     retried = len(latest) - len(kept)
     if found.bad_lines:
         rejected = path.with_name(REJECTED)
-        with rejected.open("a", encoding="utf-8") as fh:
+        with open_append(rejected) as fh:
             for number, text in found.bad_lines:
                 fh.write(json_line({"line": number, "text": text[:10_000]}))
         log(
@@ -156,7 +224,7 @@ class EpisodeLog:
     SYNC_EVERY = 0.5
 
     def __init__(self, path: Path) -> None:
-        self.fh = path.open("a", encoding="utf-8")
+        self.fh = open_append(path)
         self.synced = time.monotonic()
 
     def append(self, record: Mapping[str, Any]) -> None:
@@ -173,10 +241,30 @@ class EpisodeLog:
 
 
 # -- run.json ------------------------------------------------------------------------------------------
+#: what a run.json written before a setting was recorded means by its absence
+LEGACY_DEFAULTS: dict[str, Any] = {"mitigation": "none", "harness": "native"}
+
+
 def read_run_info(directory: str | Path) -> dict[str, Any]:
-    """The run.json of a run folder (empty when there is none)."""
+    """The run.json of a run folder (empty when there is none).
+
+    Raises:
+        RunFolderError: run.json is not a readable JSON object.
+    """
     meta = Path(directory) / RUN
-    return json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
+    if not meta.exists():
+        return {}
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise RunFolderError(f"{meta} is unreadable ({type(exc).__name__}: {exc})") from None
+    if not isinstance(info, dict):
+        raise RunFolderError(f"{meta} is unreadable (a JSON {type(info).__name__}, not an object)")
+    return info
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else repr(value)
 
 
 def check_run_file(
@@ -186,45 +274,76 @@ def check_run_file(
     *,
     has_records: bool,
     transport: tuple[str, ...] = (),
+    grows: Mapping[str, Callable[[Any, Any], bool]] | None = None,
 ) -> None:
     """Refuse to mix runs: an existing run.json must describe the same run (the message names the
     settings that differ). An unreadable run.json (a crash while it was written) is rewritten when the
-    folder holds no episodes yet. ``transport``: agent settings that say how the agent is reached
-    (a server address), which may change between a run and its resumption."""
+    folder holds no episodes yet.
+
+    Args:
+        run_file: The folder's run.json.
+        identity: Everything that defines the run, as it is asked for now.
+        benchmark: The benchmark's name (recorded for reports).
+        has_records: Whether the folder holds episodes.
+        transport: Agent settings that say how the agent is reached (a server address), which may
+            change between a run and its resumption.
+        grows: Settings a rerun may widen (the task selection, the variant grid): key ->
+            ``covers(recorded, now)``, true when ``now`` asks for everything ``recorded`` did. The
+            recorded value is then replaced by the wider one.
+
+    Keys a run.json written by an older version lacks are adopted (the run's value is unknown),
+    except those with a documented default (:data:`LEGACY_DEFAULTS`).
+    """
     previous: dict[str, Any] | None = None
-    if run_file.exists():
+    if run_file.exists() or run_file.is_symlink():
         try:
-            previous = json.loads(run_file.read_text(encoding="utf-8"))
-            if not isinstance(previous, dict):
-                raise ValueError("not an object")
-        except (ValueError, UnicodeDecodeError) as exc:
+            previous = read_run_info(run_file.parent)
+        except RunFolderError as exc:
             if has_records:
                 raise RunMismatchError(
-                    f"{run_file} is unreadable ({exc}) but the folder holds episodes: delete {run_file} "
+                    f"{exc} but the folder holds episodes: delete {run_file} "
                     "to resume them with the current settings, or use another --out."
                 ) from None
             previous = None
     if previous is None:
         write_atomic(run_file, json.dumps({**identity, "benchmark": benchmark}, indent=1) + "\n")
         return
-    was = {k: previous.get(k, "none" if k == "mitigation" else None) for k in identity}
+    grows = grows or {}
+    recorded = {
+        k: previous.get(k, LEGACY_DEFAULTS.get(k)) for k in identity if k in previous or k in LEGACY_DEFAULTS
+    }
 
     def same(key: str) -> bool:
-        if key == "agent" and isinstance(was[key], dict):  # how the agent is reached may change
+        was, now = recorded[key], identity[key]
+        if key == "agent" and isinstance(was, dict):  # how the agent is reached may change
             drop = set(transport)
-            return {k: v for k, v in was[key].items() if k not in drop} == {
-                k: v for k, v in identity[key].items() if k not in drop
+            return {k: v for k, v in was.items() if k not in drop} == {
+                k: v for k, v in now.items() if k not in drop
             }
-        return was[key] == identity[key]
+        if key in grows and was != now:
+            try:
+                return grows[key](was, now)
+            except (TypeError, ValueError, KeyError, TooltrapError):  # a recorded value of another shape
+                return False
+        return was == now
 
-    differ = [k for k in identity if not same(k)]
+    differ = [k for k in recorded if not same(k)]
+    # another protocol means another grid: naming the grid too would only repeat it
+    differ = [k for k in differ if not (k == "variants" and "protocol" in differ)]
     if differ:
-        details = "; ".join(f"{k}: {was[k]!r} there, {identity[k]!r} now" for k in differ)
-        raise RunMismatchError(
-            f"{run_file.parent} holds another run ({details}); use another --out, or the same settings to resume."
+        details = "; ".join(f"{k}: {_shown(recorded[k])} there, {_shown(identity[k])} now" for k in differ)
+        widen = (
+            f" (a rerun may add to {' and '.join(k for k in grows if k in differ)}, never drop any)"
+            if any(k in grows for k in differ)
+            else ""
         )
-    if was["agent"] != identity["agent"]:  # the same agent reached another way: record the new way
-        write_atomic(run_file, json.dumps({**previous, "agent": identity["agent"]}, indent=1) + "\n")
+        raise RunMismatchError(
+            f"{run_file.parent} holds another run ({details}){widen}; use another --out, "
+            "or the same settings to resume."
+        )
+    updated = {**previous, **identity}
+    if updated != previous:  # the agent reached another way, a wider grid, settings recorded at last
+        write_atomic(run_file, json.dumps(updated, indent=1) + "\n")
 
 
 def run_name(directory: str | Path) -> str:
@@ -233,16 +352,20 @@ def run_name(directory: str | Path) -> str:
     if not (directory / RUN).exists():
         return directory.name
     info = read_run_info(directory)
-    agent = info.get("agent", {}).get("name") or directory.name
+    agent = info.get("agent")
+    name = agent.get("name") if isinstance(agent, dict) else None
+    agent_name = name if isinstance(name, str) and name else directory.name
     mitigation = info.get("mitigation", "none")
-    return f"{agent}+{mitigation}" if mitigation not in (None, "none") else agent
+    if isinstance(mitigation, str) and mitigation != "none":
+        return f"{agent_name}+{mitigation}"
+    return agent_name
 
 
 # -- summary.json --------------------------------------------------------------------------------------
 def write_summary(directory: str | Path, summary: Mapping[str, Any]) -> Path:
     """Write a run's ``summary.json`` (metric -> interval, and the system-level outcomes)."""
     path = Path(directory) / SUMMARY
-    path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(summary, indent=1) + "\n")
     return path
 
 
