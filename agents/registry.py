@@ -7,7 +7,10 @@ outside this library (a user's own) brings its baselines without editing ``agent
 
 from __future__ import annotations
 
+import inspect
 import os
+import typing
+from pathlib import Path
 from typing import Any, ClassVar
 
 from tooltrap.envs.core import (
@@ -18,6 +21,7 @@ from tooltrap.envs.core import (
     EnvUsageError,
     UnknownNameError,
     benchmarks_with_baseline,
+    did_you_mean,
     load_packaged_baselines,
 )
 
@@ -79,6 +83,76 @@ def baseline_names(benchmark: str | None = None) -> list[str]:
     return list(dict.fromkeys(name for table in tables for name in table))
 
 
+def check_options(factory: Any, spec: str, options: dict[str, Any], *, given: tuple[str, ...] = ()) -> None:
+    """Check an agent's options against its factory's signature and type hints before building it: an
+    unknown option (with a did-you-mean) or a value of the wrong type (``timeout=abc``) is a typed error
+    naming the agent, not a ``TypeError`` from deep inside it. ``given``: parameters the spec fills
+    itself (an ``hf:`` path, an ``openai:`` model name), which are no options.
+
+    Raises:
+        EnvUsageError: An option the agent does not take, or a value its type rejects.
+    """
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or an odd callable: it checks its own options
+        return
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    names = [
+        n
+        for n, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n not in given
+    ]
+    for key in options:
+        if key not in names and not takes_any:
+            known = f" Its options: {', '.join(names)}." if names else " It takes no options."
+            raise EnvUsageError(
+                f"--agent-arg {key}: {spec} has no option {key!r}.{did_you_mean(key, names)}{known}"
+            )
+    try:
+        hints = typing.get_type_hints(factory.__init__ if isinstance(factory, type) else factory)
+    except Exception:  # an annotation that does not resolve here: leave the types to the agent
+        return
+    for key, value in options.items():
+        if key not in hints:
+            continue
+        try:
+            adapter = TypeAdapter(hints[key])
+        except Exception:  # a type pydantic cannot check (a model object): the agent checks it
+            continue
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            reason = exc.errors(include_url=False)[0]["msg"]
+            raise EnvUsageError(f"--agent-arg {key}={value!r} for {spec}: {reason}") from None
+
+
+def _local_model(path: str, options: dict[str, Any]) -> Agent:
+    """``hf:PATH``: a local transformers checkpoint; a missing folder or missing extra is a usage error."""
+    if not path:
+        raise EnvUsageError("hf:PATH needs a checkpoint folder, e.g. hf:runs/sft/final")
+    local = Path(path).expanduser()
+    looks_local = local.is_absolute() or path.startswith((".", "~"))
+    if looks_local and not local.is_dir():
+        raise EnvUsageError(
+            f"hf:{path}: no checkpoint folder there (a saved model's folder: config.json ...)"
+        )
+    from .hf import TransformersAgent
+
+    check_options(TransformersAgent, f"hf:{path}", options, given=("path",))
+    try:
+        return TransformersAgent(path, **options)
+    except ImportError as exc:
+        raise EnvUsageError(
+            f"hf:{path} runs a local model, which needs torch and transformers: pip install "
+            f"'tooltrap[train]' ({exc})"
+        ) from None
+    except (OSError, ValueError) as exc:  # transformers' own words on what the folder lacks
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise EnvUsageError(f"hf:{path}: cannot load the model: {first}") from None
+
+
 def make_agent(name: str, *, benchmark: str | None = None, **kwargs: Any) -> Agent:
     """Build an agent from its spec; ``kwargs`` go to its constructor.
 
@@ -92,19 +166,26 @@ def make_agent(name: str, *, benchmark: str | None = None, **kwargs: Any) -> Age
     ``base_url`` (default ``$OPENAI_BASE_URL`` or http://127.0.0.1:8000/v1) and ``api_key`` (default
     ``$OPENAI_API_KEY``).
 
+    Every option is checked against the agent's signature and types first (:func:`check_options`).
+
     Raises:
         UnknownNameError: No policy has that name (for ``benchmark``, when given); the message suggests
             close names and says which benchmarks define it when another one does.
+        EnvUsageError: An option the agent does not take or of the wrong type; an ``hf:`` folder that
+            does not exist or cannot be loaded, or the ``train`` extra is missing.
     """
     if name.startswith("hf:"):
-        from .hf import TransformersAgent
-
-        return TransformersAgent(name[3:], **kwargs)
+        return _local_model(name[3:], kwargs)
     if name.startswith("openai:"):
         from .llm import OpenAIChatAgent
 
+        if not name[7:]:
+            raise EnvUsageError(
+                "openai:MODEL needs the model's name as the server knows it, e.g. openai:qwen"
+            )
         kwargs.setdefault("base_url", os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"))
         kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY"))
+        check_options(OpenAIChatAgent, name, kwargs, given=("model",))
         return OpenAIChatAgent(name[7:], **kwargs)
     if name not in GENERIC_AGENTS or benchmark:
         load_packaged_baselines()
@@ -113,13 +194,18 @@ def make_agent(name: str, *, benchmark: str | None = None, **kwargs: Any) -> Age
             raise UnknownNameError("benchmark", benchmark, sorted({*BENCHMARKS, *BASELINES}))
         own = BASELINES.get(benchmark, {}).get(name)
         if own is not None:
+            check_options(own, name, kwargs)
             return own(**kwargs)
     if name in GENERIC_AGENTS:
+        check_options(GENERIC_AGENTS[name], name, kwargs)
         return GENERIC_AGENTS[name](**kwargs)
     owners = benchmarks_with_baseline(name)
     if not benchmark and len(owners) == 1:
+        check_options(BASELINES[owners[0]][name], name, kwargs)
         return BASELINES[owners[0]][name](**kwargs)
     if not benchmark and owners:
+        for owner in owners:  # the baseline of each task's benchmark is built at reset: check them now
+            check_options(BASELINES[owner][name], name, kwargs)
         return PerBenchmarkAgent(name, **kwargs)
     choices = [*GENERIC_AGENTS, *baseline_names(benchmark), "hf:PATH", "openai:MODEL"]
     what = f"{benchmark} agent" if benchmark else "agent"

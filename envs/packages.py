@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -109,6 +109,38 @@ def check_env_id(env_id: str) -> str:
         return env_id
     hint = f"tooltrap's env ids: {', '.join(ENV_IDS)}."
     raise UnknownNameError("env id", plain, gym.registry, hint=hint, ignore_case=True)
+
+
+def registered_env_id(env_id: str, *, allow_modules: Collection[str] = ()) -> str:
+    """``env_id`` as a file names it (a run folder's run.json), resolved among the env ids already
+    registered, importing nothing the file names: the plain id (``"module:Env-v0"`` without its
+    module). A module-prefixed id is accepted only when its module is in ``allow_modules`` (imported by
+    the caller, who chose to trust it) or imported already, so opening someone else's run folder never
+    runs their code.
+
+    Raises:
+        EnvUsageError: The id names a module that is not allowed.
+        UnknownNameError: The id is not registered (its benchmark's module was not imported).
+    """
+    from tooltrap.envs.core import EnvUsageError, UnknownNameError
+
+    module, _, plain = env_id.rpartition(":")
+    # a module this process has imported already runs no code when named again
+    if module and module not in allow_modules and module not in sys.modules:
+        raise EnvUsageError(
+            f"the env id {env_id!r} names the module {module!r}, which would have to be imported (its code "
+            f"run) to read this run; nothing a run folder names is imported: pass --allow-module {module} "
+            "if you trust it."
+        )
+    if plain not in gym.registry:
+        raise UnknownNameError(
+            "env id",
+            plain,
+            gym.registry,
+            hint="Only registered env ids are read from a run folder: pass --allow-module MODULE for the "
+            "module that registers it.",
+        )
+    return plain
 
 
 def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:

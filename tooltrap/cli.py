@@ -1,12 +1,40 @@
-"""The ``tooltrap`` command line."""
+"""The ``tooltrap`` command line.
+
+A user's mistake (a misspelt name, a malformed option, a folder that holds another run) ends the command
+with one line, ``error: ...``, and exit status 2; a model server that cannot be reached, or a run whose
+every episode ended at the provider, with status 3; Ctrl-C with one line saying how to resume, status
+130. Tracebacks are for bugs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+#: exit statuses: a user's mistake (as argparse), no model-level result, an interruption (128 + SIGINT)
+USAGE, PROVIDER, INTERRUPTED = 2, 3, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors (argparse prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"error: {message} (see {self.prog} --help)\n")
+
+
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _print_table(
@@ -38,12 +66,15 @@ def parse_variant_grid(pairs: list[str] | None, grid_file: str | None) -> list[d
     key to its list of values). None when neither is given."""
     import itertools
 
+    from tooltrap.envs.core import EnvUsageError
+
     points: list[dict[str, Any]] = []
     if grid_file:
         try:
             raw = json.loads(Path(grid_file).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise SystemExit(f"error: --variants {grid_file}: {exc}") from None
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise EnvUsageError(f"--variants {grid_file}: {reason}") from None
         if isinstance(raw, dict):
             keys = list(raw)
             axes = [v if isinstance(v, list) else [v] for v in raw.values()]
@@ -51,9 +82,7 @@ def parse_variant_grid(pairs: list[str] | None, grid_file: str | None) -> list[d
         elif isinstance(raw, list) and all(isinstance(p, dict) for p in raw):
             points += raw
         else:
-            raise SystemExit(
-                f"error: --variants {grid_file}: expected a list of objects or an object of lists"
-            )
+            raise EnvUsageError(f"--variants {grid_file}: expected a list of objects or an object of lists")
     if pairs:
         axes: dict[str, list[Any]] = {}
         for key, value in parse_env_args(pairs, flag="--variant", repeat=True).items():
@@ -66,10 +95,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import tooltrap  # noqa: F401  (registers env ids)
     from tooltrap import benchmark_report
     from tooltrap.agents import PREFIXES, make_agent
-    from tooltrap.evaluate import evaluate
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.evaluate import ProviderUnreachableError, evaluate
     from tooltrap.wrappers.eval.report import system_outcome_counts
-    from tooltrap.wrappers.eval.run import read_summary
+    from tooltrap.wrappers.eval.run import check_out_dir, read_summary
 
+    # what costs nothing is checked before an env is built or a model is loaded
+    if args.protocol and (args.variant or args.variants):
+        raise EnvUsageError("--protocol chooses the grid points itself; drop --variant/--variants")
+    variants = None if args.protocol else parse_variant_grid(args.variant, args.variants)
+    if args.base_url and not args.agent.startswith("openai:"):
+        raise EnvUsageError(
+            f"--base-url is the server of an openai:MODEL agent; --agent {args.agent} has none"
+        )
+    check_out_dir(Path(args.out))
     agent_kwargs: dict[str, Any] = {"seed": args.seed} if args.agent == "random" else {}
     if args.agent.startswith("openai:") and args.base_url:
         agent_kwargs["base_url"] = args.base_url
@@ -77,9 +116,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     env_kwargs = parse_env_args(args.env_arg)
     # a baseline name resolves to the baseline of the benchmark being evaluated (``careful`` is EpiSEM's
     # on an EpiSEM env, SentryBench's on a SentryBench env); a model spec needs no benchmark
-    benchmark = None if args.agent.startswith(PREFIXES) else _benchmark_of(args.env_id, env_kwargs)
-    agent = make_agent(args.agent, benchmark=benchmark, **agent_kwargs)
+    benchmark = _benchmark_of(args.env_id, env_kwargs)
+    agent = make_agent(
+        args.agent, benchmark=None if args.agent.startswith(PREFIXES) else benchmark, **agent_kwargs
+    )
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    if args.agent.startswith("openai:"):  # say where requests go: a wrong default fails every episode
+        source = (
+            "--base-url"
+            if args.base_url
+            else "$OPENAI_BASE_URL"
+            if "base_url" not in agent_kwargs and os.environ.get("OPENAI_BASE_URL")
+            else "--agent-arg base_url"
+            if "base_url" in agent_kwargs
+            else "the default: pass --base-url for another server"
+        )
+        log(f"{args.agent}: requests go to {agent.describe().get('base_url')} ({source})")
     common: dict[str, Any] = {
         "seed": args.seed,
         "tasks": args.tasks,
@@ -91,17 +143,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "harness": args.harness,
         "resamples": args.resamples,
     }
-    if args.protocol:
-        from tooltrap.evaluate import evaluate_protocol
+    try:
+        if args.protocol:
+            from tooltrap.evaluate import evaluate_protocol
 
-        if args.variant or args.variants:
-            raise SystemExit("error: --protocol chooses the grid points itself; drop --variant/--variants")
-        records = evaluate_protocol(args.env_id, agent, args.out, args.protocol, **common)
-    else:
-        variants = parse_variant_grid(args.variant, args.variants)
-        records = evaluate(args.env_id, agent, args.out, variants=variants, **common)
+            records = evaluate_protocol(args.env_id, agent, args.out, args.protocol, **common)
+        else:
+            records = evaluate(args.env_id, agent, args.out, variants=variants, **common)
+    except ProviderUnreachableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return PROVIDER
     if not records:
-        raise SystemExit("error: no episodes were run")
+        print("error: no episodes were run", file=sys.stderr)
+        return 1
     report = benchmark_report(records[0]["benchmark"], args.env_id)
     summary = read_summary(args.out)  # evaluate() wrote it
     model_level = [r for r in records if not r.get("system_outcome")]
@@ -126,17 +180,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "Check --base-url and the server; rerun the same command to retry them.",
             file=sys.stderr,
         )
-        return 3
+        return PROVIDER
     return 0
 
 
 def _benchmark_of(env_id: str, env_kwargs: dict[str, Any]) -> str | None:
-    """The name of the benchmark ``env_id`` plays (None for an env that is not a tooltrap benchmark)."""
+    """The name of the benchmark ``env_id`` plays (None for an env that is not a tooltrap benchmark).
+    The env is built once here, so an env kwarg it does not take is a usage error naming the option."""
     import gymnasium as gym
 
     from tooltrap import check_env_id
+    from tooltrap.envs.core import EnvUsageError
 
-    env = gym.make(check_env_id(env_id), **env_kwargs)
+    check_env_id(env_id)
+    _check_env_kwargs(env_id, env_kwargs)
+    try:
+        env = gym.make(env_id, **env_kwargs)
+    except TypeError as exc:
+        if not env_kwargs:  # nothing of the user's went in: a bug, with its traceback
+            raise
+        raise EnvUsageError(f"--env-arg: {env_id} cannot take {env_kwargs}: {exc}") from None
     try:
         benchmark = getattr(env.unwrapped, "benchmark", None)
         return getattr(benchmark, "name", None)
@@ -144,41 +207,78 @@ def _benchmark_of(env_id: str, env_kwargs: dict[str, Any]) -> str | None:
         env.close()
 
 
+def _check_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> None:
+    """Every ``--env-arg`` key must be a keyword the env's constructor takes (did-you-mean otherwise);
+    an env that takes ``**kwargs`` is left to check its own."""
+    import inspect
+
+    from gymnasium.envs.registration import load_env_creator
+
+    from tooltrap import env_spec
+    from tooltrap.envs.core import UnknownNameError
+
+    if not env_kwargs:
+        return
+    spec = env_spec(env_id)
+    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    try:
+        parameters = inspect.signature(creator).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    registered = set(spec.kwargs or {})
+    for key in env_kwargs:
+        if key not in names:
+            options = [n for n in names if n not in registered]
+            raise UnknownNameError(
+                f"--env-arg of {env_id}", key, options, hint=f"Options: {', '.join(options)}."
+            )
+
+
 def parse_env_args(
     pairs: list[str] | None, *, flag: str = "--env-arg", repeat: bool = False
 ) -> dict[str, Any]:
     """``KEY=VALUE`` pairs to a dict (:func:`tooltrap.envs.core.parse_key_values`); a malformed pair
-    ends the command with a message naming ``flag``, as argparse would."""
-    from tooltrap.envs.core import EnvUsageError, parse_key_values
+    raises :class:`~tooltrap.envs.core.EnvUsageError` naming ``flag`` (a one-line usage error)."""
+    from tooltrap.envs.core import parse_key_values
 
-    try:
-        return parse_key_values(pairs, flag=flag, repeat=repeat)
-    except EnvUsageError as exc:
-        raise SystemExit(f"error: {exc}") from None
+    return parse_key_values(pairs, flag=flag, repeat=repeat)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import importlib
+
     from tooltrap import benchmark_report
+    from tooltrap.envs.core import EnvUsageError
     from tooltrap.wrappers.eval.report import load_records, run_benchmark
 
     names = args.names.split(",") if args.names else None
     if names and len(names) != len(args.dirs):
-        print(f"error: --names has {len(names)} names for {len(args.dirs)} runs", file=sys.stderr)
-        return 2
+        raise EnvUsageError(f"--names has {len(names)} names for {len(args.dirs)} runs")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise EnvUsageError(f"--out {out} is a file, not a folder")
+    for module in args.allow_module:  # the user's explicit trust: only these are ever imported
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise EnvUsageError(f"--allow-module {module}: {exc}") from None
     try:
         runs = load_records(args.dirs, names)
     except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    found = {run_benchmark(d, records) for d, records in zip(args.dirs, runs.values(), strict=True)}
+        raise EnvUsageError(str(exc)) from None
+    found = {
+        run_benchmark(d, records, allow_modules=args.allow_module)
+        for d, records in zip(args.dirs, runs.values(), strict=True)
+    }
     if len({name for name, _ in found}) > 1:
-        print(
-            "error: the runs belong to different benchmarks ("
+        raise EnvUsageError(
+            "the runs belong to different benchmarks ("
             + ", ".join(sorted({name for name, _ in found}))
-            + "); report each benchmark separately",
-            file=sys.stderr,
+            + "); report each benchmark separately"
         )
-        return 2
     name, env_id = next(iter(found))
     report_of_benchmark = benchmark_report(name, env_id)
     report = report_of_benchmark.build(runs, n_resamples=args.resamples, seed=args.seed)
@@ -221,9 +321,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from tooltrap import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="tooltrap", description="Evaluate tool-using agents on tooltrap benchmarks."
-    )
+    parser = _Parser(prog="tooltrap", description="Evaluate tool-using agents on tooltrap benchmarks.")
     parser.add_argument("--version", action="version", version=f"tooltrap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="run an agent over a benchmark's tasks and print the report")
@@ -241,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--tasks", default=None, help="comma-separated globs on task/template ids, or label=value"
     )
-    ev.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    ev.add_argument("--resamples", type=_positive, default=10_000, help="bootstrap resamples (default 10000)")
     ev.add_argument(
         "--defense",
         "--mitigation",
@@ -260,7 +358,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--variants", default=None, metavar="FILE", help="grid file (JSON list of points, or key -> values)"
     )
     ev.add_argument(
-        "--concurrency", type=int, default=1, help="episodes in flight (batched for hf:, threads for openai:)"
+        "--concurrency",
+        type=_positive,
+        default=1,
+        help="episodes in flight (batched for hf:, threads for openai:)",
     )
     ev.add_argument(
         "--env-arg",
@@ -299,9 +400,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", default="report", help="output folder (report.md, report.json, metrics.csv, PNGs)"
     )
     rp.add_argument("--names", default=None, help="comma-separated display names, one per folder")
-    rp.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    rp.add_argument("--resamples", type=_positive, default=10_000, help="bootstrap resamples (default 10000)")
     rp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     rp.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    rp.add_argument(
+        "--allow-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE (your benchmark's, which registers its env ids) to read runs of it; nothing "
+        "a run folder names is imported otherwise (repeatable)",
+    )
     rp.set_defaults(func=cmd_report)
     ls = sub.add_parser("list", help="list env ids, agents and defenses")
     ls.set_defaults(func=cmd_list)
@@ -314,9 +423,14 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        # every record was written whole (see tooltrap._schedulers): the same command resumes
+        resume = ": resume with the same command" if args.command == "eval" else ""
+        print(f"interrupted{resume}", file=sys.stderr)
+        return INTERRUPTED
     except TooltrapError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
 
 
 if __name__ == "__main__":

@@ -271,12 +271,13 @@ def test_a_garbled_line_is_moved_aside_and_its_episode_runs_again(tmp_path):
 
 
 class _Down:
-    """An agent whose provider is unreachable: every episode is a system-level outcome."""
+    """An agent whose provider fails every request with ``kind``: every episode is a system-level
+    outcome."""
 
     name, privileged, batchable, last_raw = "down", False, False, None
 
-    def __init__(self, up: bool = False):
-        self.up = up
+    def __init__(self, up: bool = False, kind: str = "connection"):
+        self.up, self.kind = up, kind
 
     def clone(self):
         return self
@@ -288,17 +289,20 @@ class _Down:
         from tooltrap.agents.llm import ProviderError
 
         if not self.up:
-            raise ProviderError("connection", "connection refused")
+            raise ProviderError(self.kind, "the provider failed")
         return act("respond", message="done")
 
     def describe(self):
         return {"name": self.name}
 
 
-def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("kind", ["http_503", "connection"])
+def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, capsys, monkeypatch, kind):
+    """A server that answers with errors fails every episode (exit 3, "every episode"); one that cannot
+    be reached at all stops the run after its first three episodes (exit 3, "cannot reach")."""
     import tooltrap.agents as agents
 
-    monkeypatch.setitem(agents.GENERIC_AGENTS, "down", _Down)
+    monkeypatch.setitem(agents.GENERIC_AGENTS, "down", lambda: _Down(kind=kind))
     argv = [
         "eval",
         "SABench-Calendar-v0",
@@ -311,18 +315,21 @@ def test_provider_failures_are_system_outcomes_everywhere_and_retried(tmp_path, 
     ]
     assert main([*argv, "--quiet", "--resamples", "100"]) == 3  # every episode failed at the provider
     captured = capsys.readouterr()
-    assert "every episode" in captured.err and "connection" in captured.err
+    said = "every episode" if kind == "http_503" else "cannot reach the model: the first 3 episodes"
+    assert said in captured.err and kind in captured.err
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["system_outcomes"]["by_kind"] == {"connection": summary["system_outcomes"]["n"]}
+    assert summary["system_outcomes"]["by_kind"] == {kind: summary["system_outcomes"]["n"]}
     assert summary["goal"]["n"] == 0  # no model-level episode: no 0% goal
-    n = summary["system_outcomes"]["n"]
+    n = len(read_episodes(tmp_path / EPISODES))
+    assert summary["system_outcomes"]["n"] == n and (n == 3) == (kind == "connection")
     # the provider is back: a rerun retries exactly those episodes, and nothing is duplicated
     monkeypatch.setitem(agents.GENERIC_AGENTS, "down", lambda: _Down(up=True))
     assert main([*argv, "--quiet", "--resamples", "100"]) == 0
     assert "retrying" in capsys.readouterr().err
     records = read_episodes(tmp_path / EPISODES)
-    assert len(records) == n and not any(r["system_outcome"] for r in records)
-    assert len((tmp_path / EPISODES).read_text().splitlines()) == n
+    every = len(evaluate("SABench-Calendar-v0", make_agent("gold"), tmp_path / "all", tasks="cal-cascade-*"))
+    assert len(records) == every >= n and not any(r["system_outcome"] for r in records)
+    assert len((tmp_path / EPISODES).read_text().splitlines()) == every
 
 
 # -- valid but huge: bounded by the schemas, the step budget and the observation space ---------------

@@ -17,7 +17,7 @@ import io
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
@@ -34,7 +34,7 @@ from .bootstrap import (
     ratio_intervals,
     resample_counts,
 )
-from .run import EPISODES, read_episodes, read_run_info, run_name
+from .run import EPISODES, RUN, RunFolderError, read_episodes, read_run_info, record_point, run_name
 
 
 class BenchmarkReport:
@@ -302,8 +302,8 @@ class RateReport(BenchmarkReport):
             run = RateRun(name, int(level.sum()))
             run.rates.update(self._rates(records, "overall", "all", n_resamples, seed))
             by_variant: dict[str, list[dict[str, Any]]] = {}
-            for r in records:
-                by_variant.setdefault(variant_key(r.get("variant") or {}), []).append(r)
+            for r in records:  # by the grid point asked for (a task-dependent default is no group)
+                by_variant.setdefault(variant_key(record_point(r)), []).append(r)
             if len(by_variant) > 1:
                 for key, group in sorted(by_variant.items()):
                     run.rates.update(self._rates(group, "by_variant", key, n_resamples, seed))
@@ -475,18 +475,35 @@ def load_records(
     return out
 
 
-def run_benchmark(directory: str | Path, records: Sequence[dict[str, Any]]) -> tuple[str, str | None]:
+def run_benchmark(
+    directory: str | Path, records: Sequence[dict[str, Any]], *, allow_modules: Collection[str] = ()
+) -> tuple[str, str | None]:
     """(benchmark name, env id) of a run folder: from its records and run.json (runs written before
-    records named their benchmark are found through the env id, which must be registered)."""
+    records named their benchmark are found through the env id). The env id is resolved among the
+    registered ids only (:func:`~tooltrap.envs.packages.registered_env_id`): nothing a run folder
+    names is imported, except the modules of ``allow_modules``, which the caller imports first.
+
+    Raises:
+        RunFolderError: run.json is unreadable or holds values of the wrong type.
+        EnvUsageError: No benchmark can be found, or the env id names a module not allowed.
+    """
+    from tooltrap.envs.packages import registered_env_id
+
     info = read_run_info(directory)
     env_id = info.get("env_id")
-    name = next((r["benchmark"] for r in records if r.get("benchmark")), None) or info.get("benchmark")
-    if name is None and env_id:
+    if env_id is not None and not isinstance(env_id, str):
+        raise RunFolderError(f"{Path(directory) / RUN}: env_id is a {type(env_id).__name__}, not a string")
+    named = [r.get("benchmark") for r in records if r.get("benchmark")] or [info.get("benchmark")]
+    name = named[0]
+    if name is not None and not isinstance(name, str):
+        raise RunFolderError(f"{directory}: the benchmark's name is a {type(name).__name__}, not a string")
+    plain = registered_env_id(env_id, allow_modules=allow_modules) if env_id else None
+    if name is None and plain is not None:
         import gymnasium as gym
 
-        env = gym.make(env_id)
+        env = gym.make(plain)  # a registered id: the code that registered it is trusted
         name = env.unwrapped.benchmark.name  # type: ignore[attr-defined]
         env.close()
     if name is None:
         raise EnvUsageError(f"{directory}: cannot tell which benchmark this run belongs to (no run.json).")
-    return name, env_id
+    return name, plain
