@@ -66,3 +66,30 @@ def write_or_check(target: Path, text: str, *, check: bool, script: str, what: s
     target.write_text(text, encoding="utf-8")
     print(f"{what} -> {target}")
     return 0
+
+
+#: the flag that lets a script go on (exit 0) without data it cannot find
+SKIP_MISSING = "--skip-missing"
+
+
+def add_skip_missing(parser: argparse.ArgumentParser) -> None:
+    """``--skip-missing``: without it, a script that cannot find its data says so and fails."""
+    parser.add_argument(
+        SKIP_MISSING,
+        action="store_true",
+        help="when the data is not on this machine, say so and exit 0 (default: exit 1)",
+    )
+
+
+def missing_data(what: str, path: Path, *, skip: bool, hint: str = "") -> int:
+    """Say that ``what`` is not at ``path`` and return the exit status: 0 when told to skip, else 1 (a
+    run that did nothing must not pass for one that checked something)."""
+    how = f" {hint}" if hint else ""
+    if skip:
+        print(f"skipped ({SKIP_MISSING}): no {what} at {path}.{how}")
+        return 0
+    print(
+        f"error: no {what} at {path}: nothing was checked.{how} Pass {SKIP_MISSING} to skip it on purpose.",
+        file=sys.stderr,
+    )
+    return 1

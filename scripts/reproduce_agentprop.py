@@ -1,10 +1,11 @@
 """Recompute the AgentProp-Bench release's printed numbers from its result files and print them beside
 the printed values.
 
-Usage: python scripts/reproduce_agentprop.py [--release DIR] [--write-docs | --check]
+Usage: python scripts/reproduce_agentprop.py [--release DIR] [--write-docs | --check] [--skip-missing]
 (default DIR: ../shared/data/agentprop-release)
 
-Exits 1 when a recomputed number differs from the printed one. ``--write-docs`` stores the comparison in
+Exits 1 when a recomputed number differs from the printed one, and when there is no release copy at
+DIR (nothing reproduced), unless ``--skip-missing`` says that is expected. ``--write-docs`` stores the comparison in
 ``docs/agentprop_reproduction.json`` (the README's reproduction table comes from it); ``--check`` fails
 when that file is stale. Numbers that need the unreleased human labels, or the paper's 13 models (the
 release has 9), are listed as not recomputable, never printed as if they were.
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from _results import publish
+    from _results import add_skip_missing, missing_data, publish
 except ImportError:  # imported as scripts.reproduce_agentprop (from the tests)
-    from scripts._results import publish
+    from scripts._results import add_skip_missing, missing_data, publish
 
 from tooltrap.wrappers.eval.agentprop.judges import release_human_agreement
 from tooltrap.wrappers.eval.agentprop.release import (
@@ -177,11 +178,16 @@ def main(argv: list[str]) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write-docs", action="store_true")
     mode.add_argument("--check", action="store_true")
+    add_skip_missing(parser)
     args = parser.parse_args(argv)
     results = args.release / "data" / "results"
-    if not results.exists():
-        print(f"no release copy at {args.release}: nothing to reproduce", file=sys.stderr)
-        return 0  # --check too: without the release the stored comparison cannot be recomputed
+    if not results.is_dir():  # --check too: without the release the stored comparison cannot be recomputed
+        return missing_data(
+            "AgentProp-Bench release copy (data/results)",
+            args.release,
+            skip=args.skip_missing,
+            hint="Give its folder with --release DIR.",
+        )
     p2 = read_rows(results / "p2_all_rejudged.csv")
     hops = hop_rates(p2)
     checks = number_checks(results, p2, hops)

@@ -1,7 +1,7 @@
 """SentryBench's scripted baselines under every defense, the report, and the detector's precision and
 recall on the real injection and benign rows of the public corpora.
 
-Usage: python scripts/baselines.py sentry [--out DIR] [--data DIR] [--write-docs | --check]
+Usage: python scripts/baselines.py sentry [--out DIR] [--data DIR] [--write-docs | --check] [--skip-missing]
 
 Runs ``tooltrap eval SentryBench-v0 --agent A --defense D`` for the agents obedient, cautious,
 form-sensitive and careful under none, caution and tgcc (into ``--out``, default a temporary folder),
@@ -10,6 +10,9 @@ writes the report (``sentry.md``, ``metrics.csv``, ``report.json``, ``frontier.p
 ``../shared/data/sentry``) with the bound it puts on the gate: the obedient agent's attack success under
 tgcc is at most the share of scenario payloads the detector misses. ``--write-docs`` stores the numbers
 and figures in ``docs/`` (the README's table comes from them); ``--check`` fails when they are stale.
+Without the public datasets the detector's numbers on them cannot be computed: the script says so and
+fails, unless ``--skip-missing`` (then ``--check`` checks everything else; ``--write-docs`` is refused,
+as it would store the numbers without them).
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ import sys
 from pathlib import Path
 
 try:
-    from _results import baseline_parser, publish, run_folder
+    from _results import add_skip_missing, baseline_parser, missing_data, publish, run_folder
 except ImportError:  # imported as scripts.sentry_baselines (from the tests)
-    from scripts._results import baseline_parser, publish, run_folder
+    from scripts._results import add_skip_missing, baseline_parser, missing_data, publish, run_folder
 
 import tooltrap  # noqa: F401
 from tooltrap.agents import make_agent
@@ -69,7 +72,18 @@ def detector_numbers(data: Path) -> dict:
 def main(argv: list[str]) -> int:
     parser = baseline_parser(__doc__)
     parser.add_argument("--data", type=Path, default=SHARED)
+    add_skip_missing(parser)
     args = parser.parse_args(argv)
+    absent = [f for f in DETECTOR_FILES if not (args.data / f).exists()]
+    if absent and (args.write_docs or not args.skip_missing):
+        # --write-docs would store the numbers without the detector's: never, even when told to skip
+        return missing_data(
+            f"public dataset files ({', '.join(absent)})",
+            args.data,
+            skip=False,
+            hint="Give their folder with --data DIR."
+            + (" --write-docs needs them." if args.write_docs else ""),
+        )
     with run_folder(args.out) as out:
         runs = {}
         for agent in AGENTS:
@@ -110,7 +124,9 @@ def main(argv: list[str]) -> int:
             # without the public datasets the detector's numbers on them cannot be recomputed: check the rest
             stored = json.loads(RESULT.read_text(encoding="utf-8"))
             stored["detector"] = {k: v for k, v in stored["detector"].items() if k in result["detector"]}
-            print(f"note: {args.data} is missing; the detector's numbers on the real rows are not checked")
+            print(
+                f"skipped (--skip-missing): {args.data} is missing; the detector's numbers on the real rows are not checked"
+            )
             text = json.dumps(result, indent=1) + "\n"
             if json.dumps(stored, indent=1) + "\n" == text:
                 print(f"{RESULT} is current (without the real-row detector numbers)")

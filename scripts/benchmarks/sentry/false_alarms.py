@@ -2,7 +2,7 @@
 dataset its rows, the false alarms (clean rows scored at or above theta) and, on the injection corpora,
 the recall; then every clean row that reaches theta.
 
-Usage: python scripts/false_alarms.py sentry [--data DIR]
+Usage: python scripts/false_alarms.py sentry [--data DIR] [--skip-missing]
 
 ``--data`` (default ``../shared/data/sentry``, see its PROVENANCE.md) is read as the loaders read it:
 every Figure Eight folder with :func:`load_disaster_messages` (the Udacity pair and the official splits,
@@ -23,6 +23,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+try:
+    from _results import add_skip_missing, missing_data
+except ImportError:  # imported as a module (from the tests)
+    from scripts._results import add_skip_missing, missing_data
 from tooltrap.envs.sentry.authoring.loaders import (
     DatasetError,
     Row,
@@ -131,10 +135,15 @@ def main(argv: list[str]) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=SHARED)
+    add_skip_missing(parser)
     args = parser.parse_args(argv)
     if not args.data.is_dir():
-        print(f"note: {args.data} is not on this machine: no public copy to scan")
-        return 0
+        return missing_data(
+            "public dataset copies",
+            args.data,
+            skip=args.skip_missing,
+            hint="Give their folder with --data DIR.",
+        )
     scans = [scan(copy) for copy in public_copies(args.data)]
     print(
         f"The detector (theta = {THRESHOLD:g}) over every public copy in {args.data} (rows: distinct texts)"
