@@ -98,7 +98,10 @@ def harm_curve(
     ratios: Sequence[float],
     attack_cost: float = 2.0,
 ) -> np.ndarray:
-    """Mean harm (shape (R,)) for each missed-emergency : unwarranted-action cost ratio in ``ratios``."""
+    """Mean harm (shape (R,)) for each missed-emergency : unwarranted-action cost ratio in ``ratios``; NaN
+    for a run without a model-level episode (no harm measured, not zero harm)."""
+    if np.asarray(missed).size == 0:  # numpy would warn "mean of empty slice" on the way to the same NaN
+        return np.full(len(ratios), np.nan)
     return np.array([harm(missed, unwarranted, attack, Costs(r, 1.0, attack_cost)).mean() for r in ratios])
 
 
