@@ -196,10 +196,15 @@ def _benchmark_of(env_id: str, env_kwargs: dict[str, Any]) -> str | None:
     _check_env_kwargs(env_id, env_kwargs)
     try:
         env = gym.make(env_id, **env_kwargs)
-    except TypeError as exc:
-        if not env_kwargs:  # nothing of the user's went in: a bug, with its traceback
+    except (TypeError, ValueError, AttributeError, KeyError, OSError) as exc:
+        # an env that does not check a kwarg's type fails on it somewhere inside; the user's only part
+        # in it is the --env-arg, so that is what the one line names (without kwargs: a bug, raised)
+        if not env_kwargs:
             raise
-        raise EnvUsageError(f"--env-arg: {env_id} cannot take {env_kwargs}: {exc}") from None
+        raise EnvUsageError(
+            f"--env-arg {' '.join(f'{k}={v!r}' for k, v in env_kwargs.items())}: {env_id} cannot be built "
+            f"with it ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from None
     try:
         benchmark = getattr(env.unwrapped, "benchmark", None)
         return getattr(benchmark, "name", None)

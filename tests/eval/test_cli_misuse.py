@@ -30,6 +30,7 @@ def _cases(tmp) -> list[tuple[list[str], str]]:
         (["eval", CAL, "--base-url", "http://127.0.0.1:1/v1", *out, *ONE], "--base-url is the server of"),
         (["eval", CAL, "--env-arg", "max_step=3", *out, *ONE], "Did you mean 'max_steps'?"),
         (["eval", CAL, "--env-arg", "oops", *out, *ONE], "--env-arg takes KEY=VALUE"),
+        (["eval", "SentryBench-v0", "--env-arg", "tasks=/nonexistent", *out], "tasks"),
         (["eval", CAL, "--concurrency", "0", *out, *ONE], "--concurrency: must be at least 1"),
         (["eval", CAL, "--resamples", "0", *out], "--resamples: must be at least 1"),
         (["eval", CAL, "--seed", "x", *out], "invalid int value: 'x'"),
