@@ -48,10 +48,11 @@ class ProviderUnreachableError(TooltrapError, RuntimeError):
         self.records: list[dict[str, Any]] = []
         where = f"the model server at {endpoint}" if endpoint else "the model"
         failed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+        slow = " or allow it more time (--agent-arg timeout=SECONDS)" if "timeout" in kinds else ""
         super().__init__(
             f"cannot reach {where}: the first {sum(kinds.values())} episodes failed before any reply "
-            f"({failed}). Start the server or fix the address (--base-url), then rerun the same command: "
-            "those episodes are retried."
+            f"({failed}). Start the server or fix the address (--base-url){slow}, then rerun the same "
+            "command: those episodes are retried."
         )
 
 
