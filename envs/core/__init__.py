@@ -66,6 +66,7 @@ from .tasks import (
     load_package_tasks,
     load_tasks,
     parse_tasks,
+    read_task_file,
     record_matches,
     register_condition,
     select_task_ids,
@@ -81,6 +82,7 @@ from .tools import (
     without_constraints,
 )
 from .trace import CallRecord, StepRecord, Trace, WriteRecord
+from .usage import OptionTypeError
 from .variants import Variant, parse_key_values, parse_variant, variant_key
 
 __all__ = [
@@ -116,6 +118,7 @@ __all__ = [
     "InitialState",
     "Intercept",
     "NoWritesCondition",
+    "OptionTypeError",
     "Oracle",
     "OverbroadCalls",
     "RecordNotFoundError",
@@ -167,6 +170,7 @@ __all__ = [
     "parse_key_values",
     "parse_tasks",
     "parse_variant",
+    "read_task_file",
     "record_matches",
     "register_baseline",
     "register_condition",
