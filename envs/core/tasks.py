@@ -372,9 +372,12 @@ def parse_tasks(
             more = f" (and {exc.error_count() - 1} more errors)" if exc.error_count() > 1 else ""
             message, field = err["msg"], _field_path(err["loc"]) or None
             # cross-field validators report "Value error, <field path>: <message>"
+            # (a nested model's validator: the path is relative to the model the error is located at)
             semantic = _SEMANTIC_ERROR.match(message)
-            if semantic and field is None:
-                field, message = semantic.group(1), semantic.group(2)
+            if semantic:
+                inner, message = semantic.group(1), semantic.group(2)
+                field = f"{field}.{inner}" if field else inner
+            message = message.removeprefix("Value error, ")
             raise TaskValidationError(f"{message}{more}", file=source, task_id=label, field=field) from None
         if task.id in seen:
             first = tasks[seen[task.id]]

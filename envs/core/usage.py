@@ -272,6 +272,9 @@ def dotted(path: str) -> str | None:
     """A :class:`DataLimitError` path as a task field (``$.gold[0].arguments`` -> ``gold.0.arguments``),
     the style task errors name fields in; None for the root."""
     text = re.sub(r"\[(\d+)\]", r".\1", path).lstrip("$").lstrip(".")
+    parts = text.split(".")
+    if len(parts) > 12:  # a path into a deep nest: its start says where, the rest is noise
+        text = ".".join(parts[:6]) + f"... ({len(parts)} levels)"
     return text or None
 
 
