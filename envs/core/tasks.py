@@ -358,7 +358,10 @@ def parse_tasks(
             raise TaskValidationError(
                 f"a task is a JSON object, got {describe(item)}", file=source, task_id=f"#{index}"
             )
-        if limits:
+        if isinstance(item, model):  # a validated task a caller passes: its checks and id still apply
+            task_id = item.id
+            label = str(task_id)[:200]
+        elif limits:
             try:
                 check_json_value(item, root="")
             except DataLimitError as exc:
@@ -366,7 +369,7 @@ def parse_tasks(
                     exc.message, file=source, task_id=label, field=dotted(exc.path)
                 ) from None
         try:
-            task = model.model_validate(item)
+            task = item if isinstance(item, model) else model.model_validate(item)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             more = f" (and {exc.error_count() - 1} more errors)" if exc.error_count() > 1 else ""
@@ -470,6 +473,21 @@ def load_tasks(
     """Load tasks from a user's JSON file (list or ``{"tasks": [...]}``) or JSONL file (one task a line),
     read by :func:`read_task_file`; ``check`` is the benchmark's semantic check (``Benchmark.check_task``)."""
     return parse_tasks(read_task_file(path), model, source=str(Path(path)), check=check)
+
+
+def given_tasks(
+    tasks: Iterable[Any], model: type[TaskT], *, check: TaskCheck | None = None, source: str = "tasks"
+) -> list[TaskT]:
+    """Tasks a Python caller passes to an env (``tasks=``): ``model`` objects or their JSON dicts,
+    validated (dicts, held to the limits of user data), deduplicated and checked (``check``, the
+    benchmark's semantic checks) as a task file's are; errors are :class:`TaskValidationError` naming
+    ``source`` (the kwarg), the task and the field."""
+    rows = [
+        dict(item) if isinstance(item, Mapping) and not isinstance(item, dict) else item for item in tasks
+    ]
+    if not rows:
+        raise TaskValidationError("no tasks given", file=source)
+    return parse_tasks(rows, model, source=source, check=check, limits=True)
 
 
 def load_package_tasks(

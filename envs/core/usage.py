@@ -131,6 +131,8 @@ def describe_type(hint: Any) -> str:
         return describe_type(args[0])
     if origin in (list, tuple, Sequence):
         item = args[0] if args else Any
+        if typing.get_origin(item) in _UNION_TYPES:
+            return "a list of " + " or ".join(_bare(h) for h in typing.get_args(item))
         return f"a list of {_bare(item)}" if item is not Any else "a list"
     if origin in (dict, Mapping) or hint in (dict, Mapping):
         return "a dict" if not args or args[1] is Any else f"a dict of {_bare(args[1])}"
@@ -228,6 +230,8 @@ def check_arguments(
         if hint is not None and not accepts(value, hint):
             names = [a for a in _literals(hint) if isinstance(a, str)]
             hint_text = did_you_mean(value, names).strip() if isinstance(value, str) and names else ""
+            if isinstance(value, str | os.PathLike) and f"{name}_file" in keywords:
+                hint_text = f"To load a file, pass {name}_file={str(value)[:80]!r}."  # --env-arg tasks=PATH
             raise OptionTypeError(name, value, describe_type(hint), where=f"{owner} argument", hint=hint_text)
 
 

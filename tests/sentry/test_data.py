@@ -148,5 +148,5 @@ def test_hugging_face_loading_offline_is_a_typed_error(monkeypatch):
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    with pytest.raises(DatasetError, match="deepset/prompt-injections: cannot load"):
+    with pytest.raises(DatasetError, match=r"deepset/prompt-injections\] cannot load"):
         load_hf("deepset/prompt-injections")
