@@ -190,6 +190,18 @@ class ToolEnv(gym.Env[str, str]):
             self.default_variant = parse_variant(
                 benchmark.variant_model, variant or {}, valid_keys=self._valid_keys()
             )
+        if not benchmark.plain_variants and self.default_variant != benchmark.variant_model():
+            # a default variant plays every episode: it must fit every task now, not fail at some reset
+            for task in self.tasks:
+                try:
+                    benchmark.resolve_variant(task, self.default_variant)
+                except VariantError as err:
+                    raise VariantError(
+                        f"{err.message} (the default variant applies to every task: filter the tasks, or "
+                        "pass it per episode in reset(options=...))",
+                        key=err.key,
+                        task_id=err.task_id or task.id,
+                    ) from None
         self._pools: dict[str, TaskSet[Any]] = {}
         self._variant_shown: tuple[Variant | None, dict[str, Any]] = (None, {})
         self.task: Any = None
@@ -253,7 +265,7 @@ class ToolEnv(gym.Env[str, str]):
         if (
             options is not None and len(options) == 1 and type(options.get("task_id")) is str
         ):  # the common case, fast
-            task, requested = self.tasks.get(options["task_id"]), None
+            task, requested = self._task_by_id(options["task_id"]), None
         else:
             task, requested = self._select(options or {})
         benchmark = self.benchmark
@@ -322,13 +334,20 @@ class ToolEnv(gym.Env[str, str]):
             else:
                 raise UnknownOptionError(key, (*self._valid_keys(), *self._variant_keys))
         if "task_id" in selectors:
-            task = self.tasks.get(selectors["task_id"])
+            task = self._task_by_id(selectors["task_id"])
         elif "task_index" in selectors:
             task = self.tasks[selectors["task_index"] % len(self.tasks)]
         else:
             pool = self._pool(selectors)
             task = pool[int(self.np_random.integers(len(pool)))]
         return task, requested
+
+    def _task_by_id(self, task_id: str) -> Task:
+        """The task of reset option ``task_id`` (an unknown id names the option, with a did-you-mean)."""
+        try:
+            return self.tasks.get(task_id)
+        except UnknownTaskError:
+            raise UnknownTaskError("task_id", task_id, self.tasks.ids) from None
 
     def _check_selector(self, key: str, value: Any) -> None:
         """A task selector or label filter of the wrong type, or a label value no task has, is a typed
@@ -530,9 +549,14 @@ class ToolEnv(gym.Env[str, str]):
             filters = dict(filters)
             templates = filters.pop("templates", None)
             template_id = filters.pop("template_id", None)
+            option = "templates" if templates else "template_id"
             templates = templates or template_id
             if isinstance(templates, str):
                 templates = [templates]
+            known = {t.template_id for t in self.tasks}
+            for template in templates or ():
+                if template not in known:  # named by the option it came in, with a did-you-mean
+                    raise UnknownTaskError(f"{option} value", template, sorted(known))
             pool = self.tasks.select(templates=templates, **filters)
             if not len(pool):
                 raise EnvUsageError(f"No task matches the reset options {filters}.")

@@ -232,9 +232,12 @@ def check_pools(
         try:
             excerpt = PayloadExcerpt.model_validate(item)
         except ValidationError as exc:
-            raise _pool_error(
+            error = _pool_error(
                 exc, None if payloads_file is None else str(payloads_file), payloads, "payloads"
-            ) from None
+            )
+            label = item.get("id") if isinstance(item, dict) else None
+            row = repr(label) if isinstance(label, str) and label.strip() else f"#{i}"
+            raise DatasetError(error.message, file=error.file, row=row, field=error.field) from None
         if excerpt.id in ids:
             raise DatasetError(
                 f"payloads: duplicate id {excerpt.id!r} (also #{ids[excerpt.id]})",
