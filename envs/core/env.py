@@ -71,6 +71,20 @@ def _json_problem(exc: Exception) -> str:
     return "a number is too long" if "digits" in str(exc) else str(exc)
 
 
+def _label_key(value: Any) -> tuple[str, Any]:
+    """A label value as a set member: numbers by value (2 is 2.0), bools apart from numbers (True is not
+    1), an unhashable value by its repr."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    try:
+        hash(value)
+    except TypeError:
+        return ("repr", repr(value))
+    return (type(value).__name__, value)
+
+
 def _error_json(error: dict[str, str]) -> str:
     return _encode({"ok": False, "error": error})
 
@@ -175,13 +189,16 @@ class ToolEnv(gym.Env[str, str]):
         self._episode_hooks: Sequence[Hook] = ()
         #: benchmark-specific prompt options (e.g. how the state is serialized in the prompt)
         self.prompt_options: dict[str, Any] = {}
-        #: label -> the values the tasks have (what a reset option filtering on it accepts)
-        self._label_values: dict[str, list[Any]] = {}
+        #: label -> the values the tasks have (what a reset option filtering on it accepts), in order;
+        #: keyed by type and value (True is not 1), so that 100,000 tasks with distinct labels stay linear
+        values: dict[str, dict[tuple[str, Any], Any]] = {}
         for t in self.tasks:
             for k, v in t.label_dict().items():
-                known = self._label_values.setdefault(k, [])
-                if v not in known:
-                    known.append(v)
+                values.setdefault(k, {}).setdefault(_label_key(v), v)
+        self._label_values: dict[str, list[Any]] = {k: list(v.values()) for k, v in values.items()}
+        self._label_lookup: dict[str, frozenset[tuple[str, Any]]] = {
+            k: frozenset(v) for k, v in values.items()
+        }
         self._label_keys = frozenset(self._label_values)
         self._variant_keys = frozenset(benchmark.variant_model.model_fields)
         if isinstance(variant, Variant):
@@ -373,10 +390,10 @@ class ToolEnv(gym.Env[str, str]):
             scalar = str | int | float | bool
             if not values or not all(isinstance(v, scalar) for v in values):
                 raise wrong("a label value (str, number or bool) or a non-empty list of them")
-            known = self._label_values.get(key, [])
+            lookup = self._label_lookup.get(key, frozenset())
             for v in values:
-                if not any(v == k and isinstance(v, bool) == isinstance(k, bool) for k in known):
-                    shown = [str(k) for k in known]
+                if _label_key(v) not in lookup:
+                    shown = [str(k) for k in self._label_values.get(key, [])]
                     listed = ", ".join(shown[:12]) + (
                         f" (and {len(shown) - 12} more)" if len(shown) > 12 else ""
                     )
