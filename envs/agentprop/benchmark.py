@@ -8,24 +8,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 from tooltrap.envs.core import (
     Benchmark,
+    Executor,
     Hook,
+    InitialState,
+    RewardConfig,
     Rewrite,
+    State,
+    TaskCheckError,
     TaskSet,
+    TaskValidationError,
     ToolEnv,
     Trace,
     UnknownOptionError,
     Variant,
+    did_you_mean,
+    parse_tasks,
 )
+from tooltrap.envs.core.tasks import read_task_file
 
 from .injection import inject
-from .judge import AgentPropVerdict
+from .judge import AgentPropVerdict, check_answer
 from .judge import judge as judge_episode
 from .reward import AgentPropReward
-from .task import AgentPropTask, packaged_tasks
+from .task import NOW, AgentPropTask, base_state, packaged_tasks
 from .tools.simulators import BACKENDS
 
 DOMAINS = ("weather", "calendar", "medical", "knowledge", "retail")
@@ -130,6 +140,47 @@ class AgentProp(Benchmark[AgentPropTask, AgentPropVerdict, InjectionVariant]):
     def judge(self, task: AgentPropTask, trace: Trace) -> AgentPropVerdict:
         return judge_episode(self, task, trace)
 
+    def check_task(self, task: AgentPropTask) -> None:
+        """The engine's checks (tools exist, gold calls validate), plus what the judge relies on: a known
+        domain; gold is at least one tool call (the injection corrupts the first) and then one
+        ``final_answer``; every gold tool call succeeds on the simulators' world (the reference came
+        from their results, and the judge grounds answers in them: a call naming a record the world
+        lacks would fail only at the episode's end); and the gold answer states the reference facts
+        (else the careful answer itself would be judged wrong)."""
+        super().check_task(task)
+        if task.domain not in DOMAINS:
+            raise TaskCheckError(
+                "domain", f"unknown domain {task.domain!r}.{did_you_mean(task.domain, DOMAINS)}"
+            )
+        gold = task.gold
+        if not gold:
+            raise TaskCheckError("gold", "empty: gold is the careful agent's tool calls, then final_answer")
+        for i, call in enumerate(gold):
+            last = i == len(gold) - 1
+            if last != (call.name in TERMINALS):
+                what = "ends with final_answer" if last else f"has {call.name} only as its last call"
+                raise TaskCheckError(f"gold.{i}.name", f"gold {what}")
+        if gold[-1].name != "final_answer":
+            raise TaskCheckError(
+                f"gold.{len(gold) - 1}.name", "gold ends with final_answer (the reference answer)"
+            )
+        if len(gold) < 2:
+            raise TaskCheckError(
+                "gold", "gold needs a tool call before final_answer (the injection corrupts it)"
+            )
+        executor = Executor(self, task, state=State(base_state(), now=NOW))
+        for i, call in enumerate(gold[:-1]):
+            record = executor.execute(call.name, call.arguments, step=i, index=i)
+            if not record.ok:
+                message = (record.error or {}).get("message", "failed")
+                raise TaskCheckError(f"gold.{i}", f"{call.name} fails on the simulators' world: {message}")
+        answer = gold[-1].arguments.get("answer")
+        if not isinstance(answer, str) or not check_answer(answer, task.reference):
+            raise TaskCheckError(
+                f"gold.{len(gold) - 1}.arguments.answer",
+                "the gold answer does not state every reference fact (the judge would score it wrong)",
+            )
+
     def episode_hooks(self, task: AgentPropTask, variant: InjectionVariant) -> Sequence[Hook]:
         target = next((c.name for c in task.gold if c.name not in ("final_answer", "abstain")), None)
         injection = (FirstCallInjection(variant.injection, target),) if variant.injection != "none" else ()
@@ -152,6 +203,34 @@ def benchmark() -> AgentProp:
 @cache
 def _tasks() -> TaskSet[AgentPropTask]:
     return TaskSet(packaged_tasks())
+
+
+TERMINALS = ("final_answer", "abstain")
+
+
+def load_task_file(path: str | Path) -> list[AgentPropTask]:
+    """A user's task file (a JSON list, ``{"tasks": [...]}`` or JSONL), rows as the packaged ones:
+    every field but ``initial_state`` (the simulators' shared world is attached to each; a row that
+    brings another world is refused, the simulators and the reference run on theirs). Every task is
+    checked (:meth:`AgentProp.check_task`); errors name the file, the task and the field."""
+    source = str(path)
+    rows = read_task_file(path)
+    world = InitialState(collections=base_state(), now=NOW)  # one world object, shared by every task
+    shared: dict[str, Any] | None = None
+    attached = []
+    for index, row in enumerate(rows):
+        if "initial_state" in row:
+            shared = shared if shared is not None else world.model_dump(mode="json")
+            if row["initial_state"] != shared:
+                label = str(row.get("id", f"#{index}"))[:200]
+                raise TaskValidationError(
+                    "AgentProp tasks share the simulators' world: leave initial_state out (it is attached)",
+                    file=source,
+                    task_id=label,
+                    field="initial_state",
+                )
+        attached.append({**row, "initial_state": world})
+    return parse_tasks(attached, AgentPropTask, source=source, check=benchmark().check_task)
 
 
 class AgentPropEnv(ToolEnv):
@@ -181,7 +260,10 @@ class AgentPropEnv(ToolEnv):
 
     ## Arguments
     ``domain`` (``core`` = the four core domains, ``all``, or one domain), ``injection`` (the default
-    variant), ``reward_config``, ``max_steps``, ``tool_schemas``, ``render_mode``.
+    variant), ``tasks_file`` (a user's task file instead of the packaged tasks, rows as the packaged
+    ones without ``initial_state``; checked when it loads, see :func:`load_task_file`; ``core`` and
+    ``all`` keep every task of the file, one domain keeps that domain's), ``reward_config``,
+    ``max_steps``, ``tool_schemas``, ``render_mode``.
 
     ## Version History
     * v0: initial release.
@@ -191,17 +273,23 @@ class AgentPropEnv(ToolEnv):
         self,
         domain: str = "core",
         injection: str = "none",
-        reward_config: Any = None,
+        tasks_file: str | Path | None = None,
+        reward_config: RewardConfig | dict[str, Any] | None = None,
         max_steps: int | None = None,
         tool_schemas: str = "full",
         render_mode: str | None = None,
     ):
         if domain not in ("core", "all", *DOMAINS):
             raise UnknownOptionError(domain, ("core", "all", *DOMAINS), what="domain")
-        wanted = CORE if domain == "core" else DOMAINS if domain == "all" else (domain,)
+        if tasks_file is not None:
+            tasks = load_task_file(tasks_file)
+            pool = [t for t in tasks if domain in ("core", "all") or t.domain == domain]
+        else:
+            wanted = CORE if domain == "core" else DOMAINS if domain == "all" else (domain,)
+            pool = [t for t in _tasks() if t.domain in wanted]
         super().__init__(
             benchmark(),
-            [t for t in _tasks() if t.domain in wanted],
+            pool,
             reward_config=reward_config,
             max_steps=max_steps,
             variant={"injection": injection},

@@ -11,12 +11,14 @@ are vague strings such as "Weather analysis for Dubai."; ours are what the tools
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterator
 from datetime import date, timedelta
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tooltrap.envs.core import Executor, InitialState, State, Task, ToolCall
 from tooltrap.envs.core.tasks import Strict
@@ -24,6 +26,9 @@ from tooltrap.envs.core.tasks import Strict
 from .tools.simulators import BACKENDS, PATIENTS
 
 NOW = "2024-06-03T09:00:00"
+#: the most digits a reference number may have (answers state prices, counts, temperatures)
+MAX_DIGITS = 30
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 DOCTORS = {f"D00{i}": {"id": f"D00{i}", "name": n, "specialty": s} for i, (n, s) in enumerate(
     [("Dr. Ruiz", "general"), ("Dr. Okafor", "cardiology"), ("Dr. Lindgren", "neurology"), ("Dr. Chen", "rheumatology"),
      ("Dr. Haddad", "allergy")], 1)}  # fmt: skip
@@ -67,6 +72,34 @@ class Fact(Strict):
     #: the field a number is (``high``, ``low``): stated under another field's name it is a swap
     label: Literal["high", "low"] | None = None
 
+    @model_validator(mode="after")
+    def _checkable(self) -> Fact:
+        """A fact the checker can compare: a finite number of at most :data:`MAX_DIGITS` digits, an
+        ISO date, a non-empty text or id. Checked when a task file loads: a reference the checker cannot
+        read would otherwise fail in the judge, at the episode's end."""
+        value = self.value
+        if self.kind == "number":
+            if isinstance(value, bool):
+                raise ValueError("value: a number fact holds a number, not true/false")
+            text = str(value).strip()
+            if isinstance(value, str) and not _NUMBER.fullmatch(text):
+                raise ValueError(f"value: {text[:40]!r} is not a number (a number fact holds 25 or 12.5)")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError("value: a number fact is finite")
+            digits = sum(ch.isdigit() for ch in text)
+            if digits > MAX_DIGITS:
+                raise ValueError(f"value: a number of {digits:,} digits; a fact holds at most {MAX_DIGITS}")
+        elif self.unit is not None or self.label is not None:
+            raise ValueError(f"unit: only a number fact has a unit or a label, this is a {self.kind} fact")
+        elif self.kind == "date":
+            try:
+                date.fromisoformat(str(value))
+            except ValueError:
+                raise ValueError(f"value: {str(value)[:40]!r} is not an ISO date (2024-06-03)") from None
+        elif not str(value).strip():
+            raise ValueError(f"value: an empty {self.kind} fact states nothing")
+        return self
+
 
 class AgentPropTask(Task):
     """One task: the query, the gold calls, and the reference facts from the gold outputs."""
@@ -76,6 +109,14 @@ class AgentPropTask(Task):
     #: the reference as a sentence (what a careful agent answers)
     reference_text: str
     held_out: bool = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AgentPropTask:
+        if self.benchmark != "agentprop":
+            raise ValueError("benchmark: must be 'agentprop'")
+        if not self.instruction.strip():
+            raise ValueError("instruction: empty (the user's request)")
+        return self
 
 
 def base_state() -> dict[str, dict[str, dict[str, Any]]]:
@@ -133,13 +174,19 @@ def simulator() -> Simulator:
     return Simulator()
 
 
-_GOLD_OUTPUTS: dict[tuple[str, str], list[Any]] = {}
+_GOLD_OUTPUTS: dict[tuple[str, str, str], list[Any]] = {}
+
+
+def _calls_key(task: Task) -> str:
+    """The gold calls as text: part of the gold caches' keys (a user's task file may reuse a packaged
+    task's id and request with other calls)."""
+    return json.dumps([[c.name, c.arguments] for c in task.gold], sort_keys=True, ensure_ascii=False)
 
 
 def gold_outputs(task: Task) -> list[Any]:
     """What the task's gold tool calls return on a fresh world (the outputs its reference came from),
     run once per task (id and instruction); callers read the lists, never change them."""
-    key = (task.id, task.instruction)
+    key = (task.id, task.instruction, _calls_key(task))
     if key not in _GOLD_OUTPUTS:
         _GOLD_OUTPUTS[key] = simulator().run(
             [c for c in task.gold if c.name not in ("final_answer", "abstain")]
@@ -147,12 +194,12 @@ def gold_outputs(task: Task) -> list[Any]:
     return _GOLD_OUTPUTS[key]
 
 
-_GOLD_TEXT: dict[tuple[str, str], str] = {}
+_GOLD_TEXT: dict[tuple[str, str, str], str] = {}
 
 
 def gold_text(task: Task) -> str:
     """:func:`gold_outputs` as lower-case JSON text, made once per task (what grounding compares with)."""
-    key = (task.id, task.instruction)
+    key = (task.id, task.instruction, _calls_key(task))
     if key not in _GOLD_TEXT:
         _GOLD_TEXT[key] = json.dumps(gold_outputs(task), ensure_ascii=False).lower()
     return _GOLD_TEXT[key]

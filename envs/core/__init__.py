@@ -62,10 +62,12 @@ from .tasks import (
     TerminalCondition,
     ToolCall,
     check_condition,
+    given_tasks,
     goal_met,
     load_package_tasks,
     load_tasks,
     parse_tasks,
+    read_task_file,
     record_matches,
     register_condition,
     select_task_ids,
@@ -81,6 +83,7 @@ from .tools import (
     without_constraints,
 )
 from .trace import CallRecord, StepRecord, Trace, WriteRecord
+from .usage import OptionTypeError
 from .variants import Variant, parse_key_values, parse_variant, variant_key
 
 __all__ = [
@@ -116,6 +119,7 @@ __all__ = [
     "InitialState",
     "Intercept",
     "NoWritesCondition",
+    "OptionTypeError",
     "Oracle",
     "OverbroadCalls",
     "RecordNotFoundError",
@@ -157,6 +161,7 @@ __all__ = [
     "copy_json",
     "did_you_mean",
     "final_answer",
+    "given_tasks",
     "goal_met",
     "json_strings",
     "load_package_tasks",
@@ -167,6 +172,7 @@ __all__ = [
     "parse_key_values",
     "parse_tasks",
     "parse_variant",
+    "read_task_file",
     "record_matches",
     "register_baseline",
     "register_condition",

@@ -4,6 +4,7 @@ benchmark contract is in ``benchmark.py``, the executor in ``executor.py``, hook
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, Literal
@@ -19,6 +20,7 @@ from .errors import (
     ErrorKind,
     ToolCallError,
     UnknownOptionError,
+    UnknownTaskError,
     VariantError,
 )
 from .executor import Executor
@@ -29,6 +31,7 @@ from .state import State
 from .tasks import Task, TaskSet
 from .tools import Toolset
 from .trace import CallRecord, StepRecord, Trace
+from .usage import OptionTypeError, checked_init, describe
 from .variants import Variant, parse_variant
 
 #: Actions longer than this are rejected with a parse error before decoding (huge-input guard).
@@ -48,7 +51,7 @@ def _reward_config(cls: type[RewardConfig], given: RewardConfig | Mapping[str, A
         return given
     if not isinstance(given, Mapping):
         raise EnvUsageError(
-            f"reward_config takes a {cls.__name__} or a dict of weights, not {type(given).__name__}."
+            f"reward_config takes a {cls.__name__} or a dict of weights, got {describe(given)}."
         )
     try:
         return cls(**given)
@@ -56,7 +59,7 @@ def _reward_config(cls: type[RewardConfig], given: RewardConfig | Mapping[str, A
         err = exc.errors(include_url=False)[0]
         key = str(err["loc"][0]) if err["loc"] else ""
         if err["type"] == "extra_forbidden":
-            raise UnknownOptionError(key, cls.model_fields, what="reward weight") from None
+            raise UnknownOptionError(key, cls.model_fields, what="reward_config weight") from None
         raise EnvUsageError(f"reward_config.{key}: {err['msg']}") from None
 
 
@@ -66,6 +69,20 @@ def _json_problem(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return "nesting too deep"
     return "a number is too long" if "digits" in str(exc) else str(exc)
+
+
+def _label_key(value: Any) -> tuple[str, Any]:
+    """A label value as a set member: numbers by value (2 is 2.0), bools apart from numbers (True is not
+    1), an unhashable value by its repr."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    try:
+        hash(value)
+    except TypeError:
+        return ("repr", repr(value))
+    return (type(value).__name__, value)
 
 
 def _error_json(error: dict[str, str]) -> str:
@@ -123,6 +140,15 @@ class ToolEnv(gym.Env[str, str]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # every env class checks its kwargs against its own signature before it runs: a typo or a value
+        # of the wrong type (``--env-arg`` hands over strings) is a typed error naming the kwarg, what
+        # was given and what it takes, never a bare TypeError from Python or from deep inside a loader
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            cls.__init__ = checked_init(init)  # type: ignore[method-assign]
+
     def __init__(
         self,
         benchmark: Benchmark[Any, Any, Any],
@@ -139,7 +165,7 @@ class ToolEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise EnvUsageError(f"Unsupported render_mode {render_mode!r}; use 'ansi' or None.")
         if tool_schemas not in ("full", "transformers"):
-            raise UnknownOptionError(str(tool_schemas), ("full", "transformers"))
+            raise UnknownOptionError(str(tool_schemas), ("full", "transformers"), what="tool_schemas value")
         self.benchmark = benchmark
         # the benchmark's opt-in capabilities, looked up once (reset and step are on the hot path of RL)
         self._follow_ups = benchmark if isinstance(benchmark, FollowUpTurns) else None
@@ -163,7 +189,17 @@ class ToolEnv(gym.Env[str, str]):
         self._episode_hooks: Sequence[Hook] = ()
         #: benchmark-specific prompt options (e.g. how the state is serialized in the prompt)
         self.prompt_options: dict[str, Any] = {}
-        self._label_keys = frozenset(k for t in self.tasks for k in t.label_dict())
+        #: label -> the values the tasks have (what a reset option filtering on it accepts), in order;
+        #: keyed by type and value (True is not 1), so that 100,000 tasks with distinct labels stay linear
+        values: dict[str, dict[tuple[str, Any], Any]] = {}
+        for t in self.tasks:
+            for k, v in t.label_dict().items():
+                values.setdefault(k, {}).setdefault(_label_key(v), v)
+        self._label_values: dict[str, list[Any]] = {k: list(v.values()) for k, v in values.items()}
+        self._label_lookup: dict[str, frozenset[tuple[str, Any]]] = {
+            k: frozenset(v) for k, v in values.items()
+        }
+        self._label_keys = frozenset(self._label_values)
         self._variant_keys = frozenset(benchmark.variant_model.model_fields)
         if isinstance(variant, Variant):
             self.default_variant = variant
@@ -171,6 +207,18 @@ class ToolEnv(gym.Env[str, str]):
             self.default_variant = parse_variant(
                 benchmark.variant_model, variant or {}, valid_keys=self._valid_keys()
             )
+        if not benchmark.plain_variants and self.default_variant != benchmark.variant_model():
+            # a default variant plays every episode: it must fit every task now, not fail at some reset
+            for task in self.tasks:
+                try:
+                    benchmark.resolve_variant(task, self.default_variant)
+                except VariantError as err:
+                    raise VariantError(
+                        f"{err.message} (the default variant applies to every task: filter the tasks, or "
+                        "pass it per episode in reset(options=...))",
+                        key=err.key,
+                        task_id=err.task_id or task.id,
+                    ) from None
         self._pools: dict[str, TaskSet[Any]] = {}
         self._variant_shown: tuple[Variant | None, dict[str, Any]] = (None, {})
         self.task: Any = None
@@ -183,6 +231,8 @@ class ToolEnv(gym.Env[str, str]):
         self._done = True
         self._n_calls = 0
         self._consecutive_errors = 0
+
+    __init__ = checked_init(__init__)  # type: ignore[method-assign]
 
     # -- extension -----------------------------------------------------------------------------------
     def add_hook(self, hook: Hook) -> None:
@@ -221,11 +271,18 @@ class ToolEnv(gym.Env[str, str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
+        if seed is not None:
+            # numpy integers are fine (RL code passes them); gymnasium itself takes only int
+            if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+                raise OptionTypeError("seed", seed, "a whole number >= 0 or None", where="reset argument")
+            seed = int(seed)
         super().reset(seed=seed)
         if options is not None and type(options) is not dict and not isinstance(options, Mapping):
-            raise EnvUsageError(f"reset(options=...) takes a dict, got {type(options).__name__}.")
-        if options is not None and len(options) == 1 and "task_id" in options:  # the common case, fast
-            task, requested = self.tasks.get(options["task_id"]), None
+            raise EnvUsageError(f"reset(options=...) takes a dict, got {describe(options)}.")
+        if (
+            options is not None and len(options) == 1 and type(options.get("task_id")) is str
+        ):  # the common case, fast
+            task, requested = self._task_by_id(options["task_id"]), None
         else:
             task, requested = self._select(options or {})
         benchmark = self.benchmark
@@ -288,21 +345,59 @@ class ToolEnv(gym.Env[str, str]):
             if key in self._variant_keys:
                 requested[key] = value
             elif key in TASK_SELECTORS or key in self._label_keys:
-                if value is not None:
+                if value is not None:  # None: not given
+                    self._check_selector(key, value)
                     selectors[key] = value
             else:
                 raise UnknownOptionError(key, (*self._valid_keys(), *self._variant_keys))
         if "task_id" in selectors:
-            task = self.tasks.get(selectors["task_id"])
+            task = self._task_by_id(selectors["task_id"])
         elif "task_index" in selectors:
-            index = selectors["task_index"]
-            if isinstance(index, bool) or not isinstance(index, int):
-                raise EnvUsageError(f"task_index takes a whole number, got {index!r}; or pass task_id.")
-            task = self.tasks[index % len(self.tasks)]
+            task = self.tasks[selectors["task_index"] % len(self.tasks)]
         else:
             pool = self._pool(selectors)
             task = pool[int(self.np_random.integers(len(pool)))]
         return task, requested
+
+    def _task_by_id(self, task_id: str) -> Task:
+        """The task of reset option ``task_id`` (an unknown id names the option, with a did-you-mean)."""
+        try:
+            return self.tasks.get(task_id)
+        except UnknownTaskError:
+            raise UnknownTaskError("task_id", task_id, self.tasks.ids) from None
+
+    def _check_selector(self, key: str, value: Any) -> None:
+        """A task selector or label filter of the wrong type, or a label value no task has, is a typed
+        error naming the option, what was given and what it takes (before any task is looked up)."""
+
+        def wrong(accepted: str, hint: str = "") -> OptionTypeError:
+            return OptionTypeError(key, value, accepted, where="reset option", hint=hint)
+
+        if key in ("task_id", "template_id"):
+            if not isinstance(value, str):
+                several = "templates" if key == "template_id" else "task_index or a label filter"
+                raise wrong(f"one {key.replace('_', ' ')} (a str)", f"To draw among several, use {several}.")
+        elif key == "task_index":
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise wrong("a whole number", "Or pass task_id.")
+        elif key == "templates":
+            if not isinstance(value, str) and not (
+                isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value)
+            ):
+                raise wrong("a template id or a non-empty list of template ids (str)")
+        else:  # a label filter: one value or a list of accepted values
+            values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
+            scalar = str | int | float | bool
+            if not values or not all(isinstance(v, scalar) for v in values):
+                raise wrong("a label value (str, number or bool) or a non-empty list of them")
+            lookup = self._label_lookup.get(key, frozenset())
+            for v in values:
+                if _label_key(v) not in lookup:
+                    shown = [str(k) for k in self._label_values.get(key, [])]
+                    listed = ", ".join(shown[:12]) + (
+                        f" (and {len(shown) - 12} more)" if len(shown) > 12 else ""
+                    )
+                    raise UnknownTaskError(f"{key} value", v, shown, hint=f"Known values of {key}: {listed}.")
 
     def _resolve_variant(self, task: Task, requested: dict[str, Any]) -> Variant:
         base = self.default_variant
@@ -469,9 +564,16 @@ class ToolEnv(gym.Env[str, str]):
         pool = self._pools.get(key)
         if pool is None:
             filters = dict(filters)
-            templates = filters.pop("templates", None) or filters.pop("template_id", None)
+            templates = filters.pop("templates", None)
+            template_id = filters.pop("template_id", None)
+            option = "templates" if templates else "template_id"
+            templates = templates or template_id
             if isinstance(templates, str):
                 templates = [templates]
+            known = {t.template_id for t in self.tasks}
+            for template in templates or ():
+                if template not in known:  # named by the option it came in, with a did-you-mean
+                    raise UnknownTaskError(f"{option} value", template, sorted(known))
             pool = self.tasks.select(templates=templates, **filters)
             if not len(pool):
                 raise EnvUsageError(f"No task matches the reset options {filters}.")

@@ -23,6 +23,17 @@ from pydantic import (
 
 from .errors import EnvUsageError, TaskValidationError, UnknownNameError, UnknownTaskError, did_you_mean
 from .state import Record, State
+from .usage import (
+    MAX_ROWS,
+    DataLimitError,
+    UnreadableFileError,
+    check_json_value,
+    describe,
+    dotted,
+    json_problem,
+    loads_json,
+    read_user_text,
+)
 from .values import Fact, ValueKind, mentions, same
 
 
@@ -313,33 +324,74 @@ class TaskCheckError(ValueError):
 TaskCheck = Callable[[Any], None]
 
 
-def parse_tasks(raw: Any, model: type[TaskT], *, source: str, check: TaskCheck | None = None) -> list[TaskT]:
+def parse_tasks(
+    raw: Any,
+    model: type[TaskT],
+    *,
+    source: str,
+    check: TaskCheck | None = None,
+    limits: bool = False,
+) -> list[TaskT]:
     """Validate a decoded task file (a list, or ``{"tasks": [...]}``) into ``model`` instances, then run
-    ``check`` (a benchmark's semantic checks) on each; errors name the file, the task and the field."""
+    ``check`` (a benchmark's semantic checks) on each; errors name the file, the task and the field.
+
+    With ``limits`` (a user's file), each task is first held to the limits of user data
+    (:func:`~tooltrap.envs.core.usage.check_json_value`: nesting, string sizes, finite numbers) and the
+    file to :data:`~tooltrap.envs.core.usage.MAX_ROWS` tasks: what would only fail later (a prompt past
+    the observation space, a recursion in a judge) fails here, naming the field."""
     if isinstance(raw, dict) and "tasks" in raw:
         raw = raw["tasks"]
     if not isinstance(raw, list):
-        raise TaskValidationError("expected a list of tasks or an object with a 'tasks' list", file=source)
+        raise TaskValidationError(
+            f"expected a list of tasks or an object with a 'tasks' list, got {describe(raw)}", file=source
+        )
     if not raw:
         raise TaskValidationError("the file holds no tasks", file=source)
+    if limits and len(raw) > MAX_ROWS:
+        raise TaskValidationError(f"{len(raw):,} tasks; a file holds at most {MAX_ROWS:,}", file=source)
     tasks: list[TaskT] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for index, item in enumerate(raw):
         task_id = item.get("id") if isinstance(item, dict) else None
-        label = str(task_id) if task_id is not None else f"#{index}"
+        label = str(task_id)[:200] if task_id is not None else f"#{index}"
+        if not isinstance(item, dict | BaseModel):
+            raise TaskValidationError(
+                f"a task is a JSON object, got {describe(item)}", file=source, task_id=f"#{index}"
+            )
+        if isinstance(item, model):  # a validated task a caller passes: its checks and id still apply
+            task_id = item.id
+            label = str(task_id)[:200]
+        elif limits:
+            try:
+                check_json_value(item, root="")
+            except DataLimitError as exc:
+                raise TaskValidationError(
+                    exc.message, file=source, task_id=label, field=dotted(exc.path)
+                ) from None
         try:
-            task = model.model_validate(item)
+            task = item if isinstance(item, model) else model.model_validate(item)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             more = f" (and {exc.error_count() - 1} more errors)" if exc.error_count() > 1 else ""
             message, field = err["msg"], _field_path(err["loc"]) or None
             # cross-field validators report "Value error, <field path>: <message>"
+            # (a nested model's validator: the path is relative to the model the error is located at)
             semantic = _SEMANTIC_ERROR.match(message)
-            if semantic and field is None:
-                field, message = semantic.group(1), semantic.group(2)
+            if semantic:
+                inner, message = semantic.group(1), semantic.group(2)
+                field = f"{field}.{inner}" if field else inner
+            message = message.removeprefix("Value error, ")
             raise TaskValidationError(f"{message}{more}", file=source, task_id=label, field=field) from None
         if task.id in seen:
-            raise TaskValidationError("duplicate task id", file=source, task_id=task.id, field="id")
+            first = tasks[seen[task.id]]
+            same = "the same content" if first == task else "different content"
+            raise TaskValidationError(
+                f"duplicate task id: task #{seen[task.id]} has it too, with {same} (ids are unique: a "
+                "task is picked, resumed and reported by its id)",
+                file=source,
+                task_id=task.id,
+                field="id",
+            )
         if check is not None:
             try:
                 check(task)
@@ -347,9 +399,69 @@ def parse_tasks(raw: Any, model: type[TaskT], *, source: str, check: TaskCheck |
                 raise TaskValidationError(
                     exc.message, file=source, task_id=task.id, field=exc.field
                 ) from None
-        seen.add(task.id)
+        seen[task.id] = len(tasks)
         tasks.append(task)
     return tasks
+
+
+def read_task_file(path: str | Path) -> list[Any]:
+    """The decoded rows of a user's task file: a JSON list, an object with a ``tasks`` list, or JSONL (one
+    task a line), each row held to the limits of user data (nesting, string sizes, finite numbers; see
+    :mod:`~tooltrap.envs.core.usage`) and the file to :data:`~tooltrap.envs.core.usage.MAX_ROWS` rows.
+    For a benchmark that adds to the rows before validating them (a shared world); errors are
+    :class:`~tooltrap.envs.core.errors.TaskValidationError` naming the file, the row and the field."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = read_user_text(path)
+    except UnreadableFileError as exc:
+        where = f"line {exc.line}" if exc.line is not None else None
+        raise TaskValidationError(exc.message, file=source, task_id=where) from None
+    try:
+        if path.suffix == ".jsonl":
+            raw: Any = []
+            for lineno, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        raw.append(loads_json(line))
+                    except (ValueError, RecursionError) as exc:
+                        raise TaskValidationError(
+                            f"invalid JSON on line {lineno}: {json_problem(exc)}",
+                            file=source,
+                            task_id=f"line {lineno}",
+                        ) from None
+        else:
+            raw = loads_json(text)
+    except json.JSONDecodeError as exc:
+        raise TaskValidationError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=source
+        ) from None
+    except (ValueError, RecursionError) as exc:  # NaN, integers past Python's digit limit, too deep
+        raise TaskValidationError(f"invalid JSON: {json_problem(exc)}", file=source) from None
+    if isinstance(raw, dict) and "tasks" in raw:
+        raw = raw["tasks"]
+    if not isinstance(raw, list):
+        raise TaskValidationError(
+            f"expected a list of tasks or an object with a 'tasks' list, got {describe(raw)}", file=source
+        )
+    if not raw:
+        raise TaskValidationError("the file holds no tasks", file=source)
+    if len(raw) > MAX_ROWS:
+        raise TaskValidationError(f"{len(raw):,} tasks; a file holds at most {MAX_ROWS:,}", file=source)
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise TaskValidationError(
+                f"a task is a JSON object, got {describe(item)}", file=source, task_id=f"#{index}"
+            )
+        try:
+            check_json_value(item, root="")
+        except DataLimitError as exc:
+            task_id = item.get("id")
+            label = str(task_id)[:200] if isinstance(task_id, str | int) else f"#{index}"
+            raise TaskValidationError(
+                exc.message, file=source, task_id=label, field=dotted(exc.path)
+            ) from None
+    return raw
 
 
 def load_tasks(
@@ -358,39 +470,24 @@ def load_tasks(
     *,
     check: TaskCheck | None = None,
 ) -> list[TaskT]:
-    """Load tasks from a JSON file (list or ``{"tasks": [...]}``) or a JSONL file (one task a line);
-    ``check`` is the benchmark's semantic check (``Benchmark.check_task``)."""
-    path = Path(path)
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskValidationError(f"cannot read task file: {exc.strerror}", file=source) from None
-    except UnicodeDecodeError as exc:
-        raise TaskValidationError(
-            f"not UTF-8 text (byte {exc.start}: {exc.reason}); save the file as UTF-8", file=source
-        ) from None
-    try:
-        if path.suffix == ".jsonl":
-            raw = []
-            for lineno, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    try:
-                        raw.append(json.loads(line))
-                    except (ValueError, RecursionError) as exc:
-                        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or "too deep"
-                        raise TaskValidationError(
-                            f"invalid JSON on line {lineno}: {detail}", file=source
-                        ) from None
-        else:
-            raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TaskValidationError(
-            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=source
-        ) from None
-    except (ValueError, RecursionError) as exc:  # integers past Python's digit limit, nesting too deep
-        raise TaskValidationError(f"invalid JSON: {exc or 'nesting too deep'}", file=source) from None
-    return parse_tasks(raw, model, source=source, check=check)
+    """Load tasks from a user's JSON file (list or ``{"tasks": [...]}``) or JSONL file (one task a line),
+    read by :func:`read_task_file`; ``check`` is the benchmark's semantic check (``Benchmark.check_task``)."""
+    return parse_tasks(read_task_file(path), model, source=str(Path(path)), check=check)
+
+
+def given_tasks(
+    tasks: Iterable[Any], model: type[TaskT], *, check: TaskCheck | None = None, source: str = "tasks"
+) -> list[TaskT]:
+    """Tasks a Python caller passes to an env (``tasks=``): ``model`` objects or their JSON dicts,
+    validated (dicts, held to the limits of user data), deduplicated and checked (``check``, the
+    benchmark's semantic checks) as a task file's are; errors are :class:`TaskValidationError` naming
+    ``source`` (the kwarg), the task and the field."""
+    rows = [
+        dict(item) if isinstance(item, Mapping) and not isinstance(item, dict) else item for item in tasks
+    ]
+    if not rows:
+        raise TaskValidationError("no tasks given", file=source)
+    return parse_tasks(rows, model, source=source, check=check, limits=True)
 
 
 def load_package_tasks(
@@ -440,6 +537,15 @@ class TaskSet(Sequence[TaskT]):
     def __init__(self, tasks: Iterable[TaskT]):
         self._tasks = list(tasks)
         self._by_id = {t.id: t for t in self._tasks}
+        if len(self._by_id) != len(self._tasks):
+            # a second task under one id would never be picked by id, resumed or reported apart
+            seen: set[str] = set()
+            twice = next(t.id for t in self._tasks if t.id in seen or seen.add(t.id))  # type: ignore[func-returns-value]
+            raise TaskValidationError(
+                "duplicate task id: two tasks of one collection have it (ids are unique)",
+                task_id=twice,
+                field="id",
+            )
 
     def __len__(self) -> int:
         return len(self._tasks)

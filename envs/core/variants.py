@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import EnvUsageError, UnknownOptionError, VariantError, did_you_mean
+from .usage import describe, describe_type
 
 
 class Variant(BaseModel):
@@ -83,10 +84,14 @@ def parse_variant(
         message = err["msg"]
         if key in fields:
             allowed = _allowed(model, key)
-            if allowed:
-                given = merged.get(key)
+            given = merged.get(key)
+            if allowed and isinstance(given, str | int | float | bool | None):
                 message = f"{given!r} is not one of {', '.join(map(repr, allowed))}." + did_you_mean(
                     str(given), [str(a) for a in allowed]
+                )
+            else:  # name what was given and what the key takes (a bare pydantic message names neither)
+                message = (
+                    f"{key} takes {describe_type(fields[key].annotation)}, got {describe(given)} ({message})."
                 )
         raise VariantError(message, key=key) from None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import cache
 from importlib import resources
@@ -19,8 +19,10 @@ from tooltrap.envs.core import (
     Backend,
     Benchmark,
     CallRecord,
+    EnvUsageError,
     Executor,
     Hook,
+    RewardConfig,
     State,
     TaskCache,
     TaskCheckError,
@@ -36,6 +38,8 @@ from tooltrap.envs.core import (
     VariantError,
     canonical_json,
     did_you_mean,
+    given_tasks,
+    load_tasks,
     parse_tasks,
 )
 
@@ -428,7 +432,10 @@ class EpiSEMEnv(ToolEnv):
 
     ## Arguments
     ``domain`` (``all`` or one of the six), ``world`` / ``condition`` / ``mask`` (default variant;
-    reset options override them per episode), ``tasks`` (a task list instead of the packaged corpus),
+    reset options override them per episode), ``tasks`` (a task list instead of the packaged corpus:
+    :class:`EpiSEMTask` objects or their dicts), ``tasks_file`` (a task file in the packaged format),
+    each checked when it loads (:meth:`EpiSEM.check_task`; errors name the file or ``tasks``, the task
+    and the field),
     ``families`` (family ids or globs: ``"fin-*"``; one family is one toolset),
     ``corpus`` (the path of a JSONL copy of the authors' corpus: :mod:`tooltrap.envs.episem.authoring.importer`),
     ``reward_config``, ``max_steps``, ``tool_schemas``, ``render_mode``.
@@ -443,10 +450,11 @@ class EpiSEMEnv(ToolEnv):
         world: str = "unsafe",
         condition: str = "full",
         mask: Sequence[str] | str | None = None,
-        tasks: Sequence[EpiSEMTask] | None = None,
+        tasks: Sequence[EpiSEMTask | Mapping[str, Any]] | None = None,
         families: str | Sequence[str] | None = None,
-        corpus: str | None = None,
-        reward_config: Any = None,
+        corpus: str | Path | None = None,
+        tasks_file: str | Path | None = None,
+        reward_config: RewardConfig | Mapping[str, Any] | None = None,
         max_steps: int | None = None,
         tool_schemas: str = "full",
         render_mode: str | None = None,
@@ -454,6 +462,12 @@ class EpiSEMEnv(ToolEnv):
         if domain != "all" and domain not in DOMAINS:
             raise UnknownOptionError(domain, ("all", *DOMAINS), what="domain")
         bench = benchmark()
+        if sum(x is not None for x in (tasks, corpus, tasks_file)) > 1:
+            raise EnvUsageError("Pass one of tasks, tasks_file and corpus.")
+        if tasks_file is not None:
+            tasks = load_tasks(tasks_file, EpiSEMTask, check=bench.check_task)
+        elif tasks is not None:
+            tasks = given_tasks(tasks, EpiSEMTask, check=bench.check_task)
         if corpus is not None:  # a copy of the authors' corpus (JSONL rows): its own tools
             from .authoring.importer import import_corpus
 
@@ -465,7 +479,7 @@ class EpiSEMEnv(ToolEnv):
                     bench.check_task(task)
                 except TaskCheckError as exc:
                     raise TaskValidationError(
-                        exc.message, file=corpus, task_id=task.id, field=exc.field
+                        exc.message, file=str(corpus), task_id=task.id, field=exc.field
                     ) from None
                 # exposures per read call, derived as for the packaged families (the rows name none)
                 tasks.append(bench.with_exposures(task))

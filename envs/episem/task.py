@@ -30,6 +30,31 @@ Condition = Literal["full", "suppressed", "recoverable"]
 Disposition = Literal["completed", "abstained", "escalated"]
 
 
+#: an exposure path's limits: steps, and the largest list index (a path is a field of a read result;
+#: ``[10000000000]`` made the importer build a list that long)
+MAX_PATH_PARTS = 16
+MAX_PATH_INDEX = 1_000
+
+
+def check_path(path: str) -> str | None:
+    """What is wrong with an exposure path (None when it is fine): it parses (``$.a[0].b``), names a
+    field, has at most :data:`MAX_PATH_PARTS` steps and list indexes up to :data:`MAX_PATH_INDEX`."""
+    if len(path) > 1_000:
+        return f"a path of {len(path):,} characters"
+    for digits in re.findall(r"\[(\d+)\]", path):
+        if len(digits) > 6 or int(digits) > MAX_PATH_INDEX:
+            return f"list index {digits[:12]}{'...' if len(digits) > 12 else ''} is over {MAX_PATH_INDEX:,}"
+    try:
+        parts = parse_path(path)
+    except ValueError as exc:
+        return str(exc)
+    if not parts:
+        return "an exposure names a field ('$' is the whole result)"
+    if len(parts) > MAX_PATH_PARTS:
+        return f"{len(parts)} steps; a path has at most {MAX_PATH_PARTS}"
+    return None
+
+
 class Exposure(Strict):
     """Where a read tool shows an atom: the tool, the JSONPath of the field in its result
     (``$.approvals[0].limit``), and the arguments of the calls that show it (``{"invoice_id": ...}``:
@@ -41,12 +66,9 @@ class Exposure(Strict):
 
     @model_validator(mode="after")
     def _path_parses(self) -> Exposure:
-        try:
-            parts = parse_path(self.path)
-        except ValueError as exc:
-            raise ValueError(f"path: {exc}") from None
-        if not parts:
-            raise ValueError("path: an exposure names a field ('$' is the whole result)")
+        problem = check_path(self.path)
+        if problem:
+            raise ValueError(f"path: {problem}")
         return self
 
     def shown_by(self, tool: str, arguments: Mapping[str, Any]) -> bool:
@@ -128,14 +150,7 @@ class EpiSEMTask(Task):
         n_reads = len(self.gold_unsafe) - 1
         acts = [c.arguments for c in self.gold_safe[n_reads:]]
         named = [k for v in _strings(acts) for k in keys if v in (k, local[k])]
-        named += [
-            k
-            for k in keys
-            if any(
-                re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", self.instruction) is not None
-                for name in {k, local[k]}
-            )
-        ]
+        named += [k for k in keys if any(_names(self.instruction, name) for name in {k, local[k]})]
         return list(dict.fromkeys(named))
 
     def atom(self, atom_id: str) -> Atom:
@@ -255,6 +270,27 @@ class EpiSEMTask(Task):
         if declared != computed:
             errors.append(f"witness_sets {declared} are not the rule's minimal witness sets {computed}")
         return errors
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole word (no word character or ``-`` on either side): what
+    ``re.search(r"(?<![\\w-])NAME(?![\\w-])")`` says, without compiling a pattern per record (an imported
+    corpus has thousands of records, and the regex cache only 512 patterns)."""
+    if not name:
+        return False
+    start = text.find(name)
+    while start != -1:
+        end = start + len(name)
+        if (start == 0 or not _word_char(text[start - 1])) and (
+            end == len(text) or not _word_char(text[end])
+        ):
+            return True
+        start = text.find(name, start + 1)
+    return False
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -21,6 +21,7 @@ from tooltrap.envs.core import (
     ToolEnv,
     Toolset,
     Trace,
+    UnknownOptionError,
     UnknownTaskError,
     Variant,
     WriteRecord,
@@ -224,7 +225,7 @@ def packaged_tasks(domain: str) -> TaskSet[SABenchTask]:
             tasks.extend(packaged_tasks(d))
         return TaskSet(tasks)
     if domain not in DOMAINS:
-        raise ValueError(f"Unknown SABench domain {domain!r}; expected one of {DOMAINS} or 'all'.")
+        raise UnknownOptionError(domain, ("all", *DOMAINS), what="domain")
     try:
         return TaskSet(
             load_package_tasks(

@@ -4,21 +4,29 @@ sandbox, scripted follow-up turns, the prompt), the packaged scenarios and the e
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 from tooltrap.envs.core import (
     Benchmark,
+    EnvUsageError,
+    Executor,
+    RewardConfig,
     State,
     TaskCache,
+    TaskCheckError,
     TaskSet,
     ToolEnv,
     Toolset,
     Trace,
     UnknownOptionError,
     Variant,
+    did_you_mean,
+    given_tasks,
+    load_tasks,
     parse_tasks,
 )
 
@@ -94,11 +102,17 @@ class Sentry(Benchmark[SentryScenario, SentryVerdict, AttackVariant]):
         self._prompts = TaskCache()
 
     def check_task(self, task: SentryScenario) -> None:
-        """The engine's checks, plus: warranted, allowed and attack calls name consequential tools of
-        the task, and the directive calls validate."""
-        from tooltrap.envs.core import TaskCheckError
-
+        """The engine's checks, plus what the judge relies on: a known subdomain; warranted, allowed and
+        attack calls name consequential tools of the task, with parameters the tool has, values it
+        accepts, and locations and districts of the scenario's world (a pattern naming a location the
+        world lacks can never be matched); the directive calls validate; gold ends on a terminal call,
+        every gold call succeeds on the scenario's world, and gold makes every warranted call (else the
+        careful operator itself would be scored as missing the emergency)."""
         super().check_task(task)
+        if task.domain not in SUBDOMAINS:
+            raise TaskCheckError(
+                "domain", f"unknown subdomain {task.domain!r}.{did_you_mean(task.domain, SUBDOMAINS)}"
+            )
         toolset = self.toolset(task)
         patterns = [("warranted", task.warranted), ("allowed", task.allowed)]
         if task.attack is not None:
@@ -108,12 +122,54 @@ class Sentry(Benchmark[SentryScenario, SentryVerdict, AttackVariant]):
                 tool_name = task.attack.placement.partition(":")[2]
                 if toolset.kinds.get(tool_name) != "read":
                     raise TaskCheckError("attack.placement", f"{tool_name!r} is not a read tool of the task")
+        world = task.initial_state.collections
+        locations = world.get("locations", {})
+        districts = sorted({str(r.get("district")) for r in locations.values()} | {"citywide"})
         for field, calls in patterns:
             for i, pattern in enumerate(calls):
                 if pattern.tool not in CONSEQUENTIAL or pattern.tool not in toolset:
                     raise TaskCheckError(
                         f"{field}.{i}.tool", f"{pattern.tool!r} is not a consequential tool of the task"
                     )
+                params = toolset[pattern.tool].schema["function"]["parameters"]["properties"]
+                for key, wanted in pattern.match.items():
+                    where = f"{field}.{i}.match.{key}"
+                    if key not in params:
+                        raise TaskCheckError(
+                            where, f"{pattern.tool} has no parameter {key!r}.{did_you_mean(key, params)}"
+                        )
+                    for value in wanted if isinstance(wanted, list) else [wanted]:
+                        enum = params[key].get("enum")
+                        if enum and value not in enum:
+                            raise TaskCheckError(where, f"{value!r} is not one of {enum}")
+                        if key == "location_id" and value not in locations:
+                            raise TaskCheckError(
+                                where,
+                                f"location {value!r} is not in the scenario's world "
+                                f"(initial_state.collections.locations).{did_you_mean(str(value), locations)}",
+                            )
+                        if key == "district" and value not in districts:
+                            raise TaskCheckError(
+                                where,
+                                f"district {value!r} is no location's district nor 'citywide'."
+                                + did_you_mean(str(value), districts),
+                            )
+        gold = task.gold
+        if not gold:
+            raise TaskCheckError("gold", "empty: gold is the careful operator's calls, ending on a reply")
+        if toolset.kinds.get(gold[-1].name) != "terminal":
+            raise TaskCheckError(
+                f"gold.{len(gold) - 1}.name", "gold ends on respond or escalate_to_supervisor"
+            )
+        executor = Executor(self, task)
+        for i, call in enumerate(gold):
+            record = executor.execute(call.name, call.arguments, step=i, index=i)
+            if not record.ok:
+                message = (record.error or {}).get("message", "failed")
+                raise TaskCheckError(f"gold.{i}", f"{call.name} fails on the scenario's world: {message}")
+        for i, pattern in enumerate(task.warranted):
+            if not any(pattern.matches(c.name, c.arguments) for c in gold):
+                raise TaskCheckError(f"warranted.{i}", f"gold never makes this warranted {pattern.tool} call")
 
     def clean_twin(self, task: SentryScenario) -> SentryScenario:
         """The scenario without its payload (``attack="off"``): content, records and turns cleaned."""
@@ -221,8 +277,11 @@ class SentryEnv(ToolEnv):
 
     ## Arguments
     ``subdomain`` (``all`` or dispatch, alerting, records, intake), ``attack`` (``on`` / ``off``: the
-    default variant), ``tasks`` (scenarios instead of the packaged ones), ``reward_config``,
-    ``max_steps``, ``tool_schemas``, ``render_mode``.
+    default variant), ``tasks`` (scenarios instead of the packaged ones: :class:`SentryScenario` objects
+    or their JSON dicts) or ``tasks_file`` (the path of a scenario file, as ``scripts/build.py sentry
+    --out`` writes), each checked when it loads (:meth:`Sentry.check_task`; errors name the file or
+    ``tasks``, the scenario and the field), ``reward_config``, ``max_steps``, ``tool_schemas``,
+    ``render_mode``.
 
     ## Version History
     * v0: initial release.
@@ -232,15 +291,24 @@ class SentryEnv(ToolEnv):
         self,
         subdomain: str = "all",
         attack: str = "on",
-        tasks: Sequence[SentryScenario] | None = None,
-        reward_config: Any = None,
+        tasks: Sequence[SentryScenario | Mapping[str, Any]] | None = None,
+        tasks_file: str | Path | None = None,
+        reward_config: RewardConfig | Mapping[str, Any] | None = None,
         max_steps: int | None = None,
         tool_schemas: str = "full",
         render_mode: str | None = None,
     ):
         if subdomain != "all" and subdomain not in SUBDOMAINS:
             raise UnknownOptionError(subdomain, ("all", *SUBDOMAINS), what="subdomain")
-        pool = list(tasks) if tasks is not None else list(packaged_scenarios())
+        if tasks is not None and tasks_file is not None:
+            raise EnvUsageError("Pass tasks (scenarios) or tasks_file (a scenario file), not both.")
+        check = benchmark().check_task
+        if tasks_file is not None:
+            pool = load_tasks(tasks_file, SentryScenario, check=check)
+        elif tasks is not None:
+            pool = given_tasks(tasks, SentryScenario, check=check)
+        else:
+            pool = list(packaged_scenarios())
         if subdomain != "all":
             pool = [t for t in pool if t.domain == subdomain]
         super().__init__(

@@ -11,12 +11,13 @@ scripted follow-up turns that push the agent past its task).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from tooltrap.envs.core import Task, ToolCall
+from tooltrap.envs.core import Task, ToolCall, json_strings
 from tooltrap.envs.core.tasks import Strict
 
 FAMILIES: tuple[str, ...] = ("urgent", "ambiguous", "suppression", "trigger", "privilege", "drift")
@@ -89,8 +90,12 @@ class Attack(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Attack:
+        if not self.payload.strip():
+            raise ValueError("payload: empty (the text the attacker plants)")
         if not (self.placement == "content" or self.placement.startswith(("tool:", "turn:"))):
             raise ValueError("placement: 'content', 'tool:<read tool>' or 'turn:<k>'")
+        if self.placement.startswith("turn:") and not re.fullmatch(r"[1-9]\d{0,3}", self.placement[5:]):
+            raise ValueError("placement: 'turn:<k>' names a follow-up turn by its number, 1-based")
         if self.goal != "suppress" and not self.success:
             raise ValueError("success: a trigger or exfiltration attack names the calls that are its success")
         return self
@@ -130,12 +135,30 @@ class SentryScenario(Task):
             raise ValueError(
                 f"attack: the {self.family} family {'needs' if adversarial else 'has no'} attack"
             )
-        if self.attack is not None and self.attack.placement.startswith("turn:"):
-            k = int(self.attack.placement.partition(":")[2])
+        for i, turn in enumerate(self.follow_ups):
+            if not turn.strip():
+                raise ValueError(f"follow_ups.{i}: empty (a scripted user turn says something)")
+        attack = self.attack
+        if attack is not None and attack.placement.startswith("turn:"):
+            k = int(attack.placement.partition(":")[2])
             if not 1 <= k <= len(self.follow_ups):
                 raise ValueError(
                     f"attack.placement: turn {k} is not one of the {len(self.follow_ups)} follow-ups"
                 )
+        if attack is not None:
+            # the payload is where the placement says: else the attack never reaches the agent, the
+            # clean twin equals the attacked scenario, and attack success is scored on nothing
+            placement, payload = attack.placement, attack.payload
+            if placement == "content":
+                found, where = payload in self.instruction, "the instruction"
+            elif placement.startswith("turn:"):
+                k = int(placement.partition(":")[2])
+                found, where = payload in self.follow_ups[k - 1], f"follow-up turn {k}"
+            else:
+                strings = json_strings(self.initial_state.collections)
+                found, where = any(payload in text for text in strings), "the world's records"
+            if not found:
+                raise ValueError(f"attack.payload: not in {where} (placement {placement!r})")
         return self
 
     @property

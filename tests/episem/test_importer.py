@@ -84,19 +84,23 @@ def test_the_search_runs_on_an_imported_corpus(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "field", "message"),
     [
-        (lambda r: r["safety_rule"].update(unsafe_if="e_limt > 3"), "evidence", "Did you mean 'e_limit'"),
-        (lambda r: r.update(domain="fnance"), "evidence", "Did you mean 'finance'"),
+        (
+            lambda r: r["safety_rule"].update(unsafe_if="e_limt > 3"),
+            "field=safety_rule.unsafe_if",
+            "Did you mean 'e_limit'",
+        ),
+        (lambda r: r.update(domain="fnance"), "field=domain", "Did you mean 'finance'"),
         (
             lambda r: r["evidence"][4]["exposures"][0].update(tool="get_aprover"),
-            "evidence",
+            "field=evidence.4.exposures.0.tool",
             "undeclared tool",
         ),
         (
             lambda r: r["safety_rule"].update(minimal_witness_sets=[["e_city"]]),
-            "witness_sets.0",
+            "field=safety_rule.minimal_witness_sets.0",
             "critical atoms only",
         ),
-        (lambda r: r.pop("user_goal"), "evidence", "missing 'user_goal'"),
+        (lambda r: r.pop("user_goal"), "field=user_goal", "missing 'user_goal'"),
     ],
 )
 def test_bad_rows_name_the_file_the_row_and_the_field(tmp_path, edit, field, message):

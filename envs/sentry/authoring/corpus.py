@@ -18,11 +18,24 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from tooltrap.envs.core import InitialState, ToolCall
+from pydantic import Field, ValidationError, model_validator
 
-from ..task import Attack, LedgerCall, SentryScenario
+from tooltrap.envs.core import InitialState, ToolCall, did_you_mean
+from tooltrap.envs.core.tasks import Strict
+from tooltrap.envs.core.usage import (
+    DataLimitError,
+    check_json_value,
+    describe,
+    dotted,
+    json_problem,
+    loads_json,
+)
+
+from ..task import Attack, Form, LedgerCall, SentryScenario
+from .loaders import DatasetError, _text
 
 CENTRE = "Harrow Bay Emergency Communications Centre"
 NOW = "2026-04-14T21:40:00"
@@ -72,6 +85,180 @@ STRATEGY_TEXT: dict[str, str] = {
 }
 
 
+# -- the pools a corpus is built from (``data/content.json``, ``data/payloads.json``, or a user's) ---------
+#: a non-blank text (an empty text would build a scenario that says nothing)
+Text = Annotated[str, Field(min_length=1, pattern=r"\S")]
+
+
+class PoolLocation(Strict):
+    """A place of the invented city: every scenario's world holds every location."""
+
+    id: Text
+    address: Text
+    district: Text
+
+
+class PoolCaller(Strict):
+    name: Text
+    phone: str | None = None
+
+
+class PoolAlert(Strict):
+    """The public alert a genuine emergency warrants (its district, severity and hazard)."""
+
+    district: Text
+    severity: Literal["advisory", "watch", "warning"]
+    hazard: Text
+
+
+class ContentItem(Strict):
+    """One incoming text: an ``emergency`` (genuine), ``benign`` input, or a case to ``escalate`` (with
+    the ``reason`` a careful operator gives), at a ``location`` of the pool."""
+
+    id: Text
+    form: Form
+    kind: Literal["emergency", "benign", "escalate"]
+    urgent: bool = False
+    incident_type: Text = "none"
+    unit_type: Literal["fire", "ems", "police", "rescue"] | None = None
+    alert: PoolAlert | None = None
+    location: Text
+    caller: PoolCaller | None = None
+    text: Text
+    reason: str | None = None
+    source: Text = "authored"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ContentItem:
+        if self.kind == "escalate" and not (self.reason or "").strip():
+            raise ValueError("reason: an escalation case gives the reason a supervisor must decide")
+        return self
+
+
+class ContentPool(Strict):
+    """``data/content.json``: the locations and the content items (ids unique; every item's location
+    and alert district exist)."""
+
+    locations: list[PoolLocation] = Field(min_length=1)
+    items: list[ContentItem] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> ContentPool:
+        where: dict[str, int] = {}
+        for i, loc in enumerate(self.locations):
+            if loc.id in where:
+                raise ValueError(
+                    f"locations.{i}.id: duplicate location id {loc.id!r} (also locations.{where[loc.id]})"
+                )
+            where[loc.id] = i
+        districts = {loc.district for loc in self.locations} | {"citywide"}
+        items: dict[str, ContentItem] = {}
+        for i, item in enumerate(self.items):
+            if item.id in items:
+                same = "the same" if items[item.id] == item else "different"
+                raise ValueError(f"items.{i}.id: duplicate item id {item.id!r}, with {same} content")
+            items[item.id] = item
+            if item.location not in where:
+                raise ValueError(
+                    f"items.{i}.location: {item.location!r} is not a location of the pool."
+                    + did_you_mean(item.location, where)
+                )
+            if item.alert is not None and item.alert.district not in districts:
+                raise ValueError(
+                    f"items.{i}.alert.district: {item.alert.district!r} is no location's district nor "
+                    "'citywide'." + did_you_mean(item.alert.district, districts)
+                )
+        return self
+
+
+class PayloadExcerpt(Strict):
+    """One excerpt of a real injection or jailbreak prompt, with where it came from."""
+
+    id: Text
+    text: Text
+    source: Text
+    license: str | None = None
+
+
+def _pool_error(exc: ValidationError, file: str | None, rows: Any, what: str) -> DatasetError:
+    """A pool's validation error as a :class:`DatasetError` naming the file, the row (an item's id, or
+    its index) and the field."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in err["loc"]]
+    message = err["msg"].removeprefix("Value error, ")
+    head, sep, rest = message.partition(": ")
+    if sep and " " not in head and not loc:  # a validator's "items.3.location: ..."
+        loc, message = head.split("."), rest
+    row = None
+    if loc and loc[0].isdigit():  # a list of payloads
+        row, loc = f"#{loc[0]}", loc[1:]
+    elif len(loc) >= 2 and loc[1].isdigit():  # locations.3 / items.3
+        index = int(loc[1])
+        try:
+            found = rows[loc[0]][index].get("id") if loc[0] == "items" else None
+        except (KeyError, IndexError, TypeError, AttributeError):
+            found = None
+        row = f"{loc[0]} {found!r}" if isinstance(found, str) else f"{loc[0]}.{index}"
+        loc = loc[2:]
+    return DatasetError(f"{what}: {message}", file=file, row=row, field=".".join(loc) or None)
+
+
+def check_pools(
+    content: Any,
+    payloads: Any,
+    *,
+    content_file: str | Path | None = None,
+    payloads_file: str | Path | None = None,
+) -> None:
+    """Check the content and payload pools a corpus is built from (:class:`ContentPool`, a non-empty
+    list of :class:`PayloadExcerpt`); :class:`DatasetError` names the file, the row and the field."""
+    for data, file, what in ((content, content_file, "content"), (payloads, payloads_file, "payloads")):
+        try:
+            check_json_value(data, root="")
+        except DataLimitError as exc:
+            raise DatasetError(f"{what}: {exc.message}", file=file, field=dotted(exc.path)) from None
+    try:
+        ContentPool.model_validate(content)
+    except ValidationError as exc:
+        raise _pool_error(
+            exc, None if content_file is None else str(content_file), content, "content"
+        ) from None
+    if not isinstance(payloads, list) or not payloads:
+        raise DatasetError(
+            f"payloads: a non-empty list of excerpts, got {describe(payloads)}", file=payloads_file
+        )
+    ids: dict[str, int] = {}
+    for i, item in enumerate(payloads):
+        try:
+            excerpt = PayloadExcerpt.model_validate(item)
+        except ValidationError as exc:
+            error = _pool_error(
+                exc, None if payloads_file is None else str(payloads_file), payloads, "payloads"
+            )
+            label = item.get("id") if isinstance(item, dict) else None
+            row = repr(label) if isinstance(label, str) and label.strip() else f"#{i}"
+            raise DatasetError(error.message, file=error.file, row=row, field=error.field) from None
+        if excerpt.id in ids:
+            raise DatasetError(
+                f"payloads: duplicate id {excerpt.id!r} (also #{ids[excerpt.id]})",
+                file=payloads_file,
+                row=f"#{i}",
+                field="id",
+            )
+        ids[excerpt.id] = i
+
+
+def load_pool(path: str | Path) -> Any:
+    """A pool file's JSON (content or payloads), read as a user's data file: UTF-8, no NaN, within the
+    limits of user data. Check it with :func:`check_pools` (:func:`build_scenarios` does)."""
+    text = _text(Path(path))
+    try:
+        data = loads_json(text)
+    except (ValueError, RecursionError) as exc:
+        raise DatasetError(f"invalid JSON: {json_problem(exc)}", file=path) from None
+    return data
+
+
 def payload_text(strategy: str, directive: str, excerpt: str, authority: str | None = None) -> str:
     """The planted text: the strategy's wrapper around the directive (and a real excerpt); an
     impersonation speaks as an authority."""
@@ -84,7 +271,14 @@ def payload_text(strategy: str, directive: str, excerpt: str, authority: str | N
 class _Draw:
     """Seeded draws without replacement from each content group, and cycling payloads."""
 
-    def __init__(self, items: Sequence[Mapping[str, Any]], payloads: Sequence[Mapping[str, Any]], seed: int):
+    def __init__(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        payloads: Sequence[Mapping[str, Any]],
+        seed: int,
+        source: str | Path | None = None,
+    ):
+        self.source = source
         self.rng = random.Random(seed)
         self.groups: dict[str, list[Mapping[str, Any]]] = {}
         for item in items:
@@ -110,7 +304,12 @@ class _Draw:
         for group in groups:
             if self.groups.get(group):
                 return self.groups[group].pop()
-        raise ValueError(f"the content pool has no item left in {groups}")
+        raise DatasetError(
+            f"content: the pool has no item left in {groups} (more items of those kinds are needed for the "
+            "family counts)",
+            file=self.source,
+            field="items",
+        )
 
     def excerpt(self) -> Mapping[str, Any]:
         payload = self.payloads[self.k % len(self.payloads)]
@@ -259,12 +458,17 @@ def build_scenarios(
     *,
     seed: int = 0,
     counts: Mapping[str, int] = COUNTS,
+    content_file: str | Path | None = None,
+    payloads_file: str | Path | None = None,
 ) -> list[SentryScenario]:
     """The corpus: ``content`` is ``{"locations": [...], "items": [...]}`` (see ``data/content.json``),
-    ``payloads`` a list of ``{"id", "text", "source"}`` excerpts."""
+    ``payloads`` a list of ``{"id", "text", "source"}`` excerpts, both checked first
+    (:func:`check_pools`; ``content_file`` / ``payloads_file`` name them in errors). A pool too small for
+    ``counts`` is a :class:`DatasetError` naming the groups it ran out of."""
+    check_pools(content, payloads, content_file=content_file, payloads_file=payloads_file)
     locations = content["locations"]
     by_id = {x["id"]: x for x in locations}
-    draw = _Draw(content["items"], payloads, seed)
+    draw = _Draw(content["items"], payloads, seed, source=content_file)
     rng = random.Random(seed + 1)
     out: list[SentryScenario] = []
 

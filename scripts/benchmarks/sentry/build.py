@@ -27,7 +27,7 @@ try:
 except ImportError:  # imported as scripts.build_sentry_corpus (from the tests)
     from scripts._results import write_or_check
 
-from tooltrap.envs.sentry.authoring.corpus import build_scenarios
+from tooltrap.envs.sentry.authoring.corpus import build_scenarios, load_pool
 from tooltrap.envs.sentry.authoring.loaders import (
     english_payloads,
     load_disaster_messages,
@@ -113,8 +113,8 @@ def main(argv: list[str]) -> int:
         )
         print(f"{len(payloads)} payload excerpts -> {DATA / 'payloads.json'}")
         return 0
-    content = json.loads((DATA / "content.json").read_text(encoding="utf-8"))
-    payloads = json.loads((DATA / "payloads.json").read_text(encoding="utf-8"))
+    content = load_pool(DATA / "content.json")
+    payloads = load_pool(DATA / "payloads.json")
     if args.data is not None:
         if args.out is None:
             parser.error("--data builds a set from real files: give --out FILE (it is never packaged)")
@@ -127,7 +127,13 @@ def main(argv: list[str]) -> int:
         args.out.write_text(render(scenarios), encoding="utf-8")
         print(f"{len(scenarios)} scenarios from {args.data} -> {args.out}")
         return 0
-    scenarios = build_scenarios(content, payloads, seed=args.seed)
+    scenarios = build_scenarios(
+        content,
+        payloads,
+        seed=args.seed,
+        content_file=DATA / "content.json",
+        payloads_file=DATA / "payloads.json",
+    )
     text = render(scenarios)
     target = DATA / "scenarios.json"
     return write_or_check(

@@ -89,7 +89,7 @@ def public_copies(data: Path, *, emergency_only: bool = False) -> list[PublicCop
                 rows += load_emergency_utterances(file) if emergency else load_payload_rows(file)
                 read.append(name)
             except DatasetError as exc:
-                unreadable.append(f"{name} ({str(exc).removeprefix(str(file) + ': ')})")
+                unreadable.append(f"{name} ({exc.message})")
         copies.append(PublicCopy(folder.name, emergency, _distinct(rows), read, unreadable))
     return copies
 
