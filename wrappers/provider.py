@@ -151,6 +151,8 @@ class ChatClient:
         api_key: Bearer token (or None).
         timeout: Seconds per request, in all: connecting, waiting and reading the whole reply (a server
             that drips its body slowly is cut off too).
+        connect_timeout: Seconds to open a connection (default: ``timeout``); a short one finds a host
+            that does not answer quickly, without cutting a slow reply short.
         max_retries: Retries on timeouts, connection errors, 429 and 5xx.
         backoff: First retry delay in seconds (doubles each retry).
         native_tools: Send ``tools``; falls back to JSON-in-text if the server rejects them.
@@ -173,6 +175,7 @@ class ChatClient:
         max_concurrency: int = 8,
         max_response_bytes: int = 4 * 2**20,
         max_failed_episodes: int = 3,
+        connect_timeout: float | None = None,
     ):
         import httpx  # the "llm" extra
 
@@ -186,7 +189,10 @@ class ChatClient:
         self.native_tools = native_tools
         self.failed_in_a_row = 0
         self._http = httpx.Client(
-            timeout=timeout, headers={"Authorization": f"Bearer {api_key}"} if api_key else {}
+            timeout=httpx.Timeout(
+                timeout, connect=connect_timeout if connect_timeout is not None else timeout
+            ),
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
         )
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
@@ -282,8 +288,9 @@ class ChatModel:
         temperature: Sampling temperature (0: greedy).
         max_tokens: Completion budget per request.
         extra_body: Further request fields (``top_p``, provider options ...).
-        **client_options: :class:`ChatClient` options (``timeout``, ``max_retries``, ``backoff``,
-            ``native_tools``, ``max_concurrency``, ``max_response_bytes``, ``max_failed_episodes``).
+        **client_options: :class:`ChatClient` options (``timeout``, ``connect_timeout``, ``max_retries``,
+            ``backoff``, ``native_tools``, ``max_concurrency``, ``max_response_bytes``,
+            ``max_failed_episodes``).
     """
 
     def __init__(
