@@ -26,6 +26,8 @@ UTF-8 bytes with surrogates passed through (``"encoding": "surrogatepass"``).
 
 Under ``/healthy/v1`` every model name gets a plain-text answer: a rerun of a hostile run's command with
 ``--base-url .../healthy/v1`` (the same agent behind another address) retries its system outcomes.
+``GET /v1/counts`` says how many requests each model name made (``healthy:NAME`` under ``/healthy``); a
+name ``KIND#TAG`` gets ``KIND``'s replies and its own count.
 
 :class:`RawServer` answers at the socket level what an HTTP framework cannot send: ``/reset/v1`` resets
 the connection (RST) once the request is read; ``/drip-headers/v1`` sends the status line and headers one
@@ -135,15 +137,25 @@ RESPOND = {
 
 def create_app() -> FastAPI:
     app = FastAPI()
+    #: requests by model name ("healthy:" + name under /healthy), read at GET /v1/counts
+    counts: dict[str, int] = {}
 
     @app.post("/healthy/v1/chat/completions")
     async def healthy(request: Request) -> Any:
+        name = "healthy:" + str((await request.json()).get("model", ""))
+        counts[name] = counts.get(name, 0) + 1
         return Response(_reply({"role": "assistant", "content": "I could not finish this request."}))
+
+    @app.get("/v1/counts")
+    async def read_counts() -> dict[str, int]:
+        return counts
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
         body = await request.json()
-        name = body.get("model", "")
+        full = str(body.get("model", ""))
+        counts[full] = counts.get(full, 0) + 1
+        name = full.partition("#")[0]  # "KIND#anything": KIND's reply, counted apart
         reply = _more(name, body)
         if reply is not None:
             return reply
@@ -276,11 +288,17 @@ class RawServer:
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
         self.port: int = self.sock.getsockname()[1]
-        self.requests = 0
+        #: requests by base path (``/reset/TAG``), as :meth:`url` built it
+        self.requests: dict[str, int] = {}
+        self._lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
-    def url(self, kind: str) -> str:
-        return f"http://127.0.0.1:{self.port}/{kind}/v1"
+    def url(self, kind: str, tag: str = "") -> str:
+        """The base URL of ``kind`` (``reset`` or ``drip-headers``); a ``tag`` counts its requests apart."""
+        return f"http://127.0.0.1:{self.port}/{kind}{'/' + tag if tag else ''}/v1"
+
+    def count(self, kind: str, tag: str = "") -> int:
+        return self.requests.get(f"/{kind}{'/' + tag if tag else ''}", 0)
 
     def close(self) -> None:
         self.sock.close()
@@ -319,7 +337,9 @@ class RawServer:
             if path.endswith("/models"):
                 conn.sendall(b'HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n{"data": []}')
                 return
-            self.requests += 1
+            base = path.partition("/v1/")[0]
+            with self._lock:
+                self.requests[base] = self.requests.get(base, 0) + 1
             if path.startswith("/reset/"):
                 # SO_LINGER with a zero timeout: close() sends RST instead of FIN
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -125,3 +125,28 @@ def test_every_hostile_reply_kind_goes_through_a_whole_episode(hostile, tmp_path
     assert len(steps[3]["raw"]) > 2**20  # ...but the trace keeps what the model said
     final = trace["terminal_arguments"]
     assert final is not None and f"done \U0001f642 {REPLACEMENT}" in json.dumps(final, ensure_ascii=False)
+
+
+def test_the_hostile_server_table_script_runs(tmp_path):
+    """scripts/hostile_server.py (the issue's table; the whole of it takes minutes) on two kinds."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    argv = [
+        sys.executable,
+        str(root / "scripts" / "hostile_server.py"),
+        "--kinds",
+        "storm-500,surrogate-content",
+    ]
+    done = subprocess.run(
+        [*argv, "--benchmarks", "agentprop", "--json", str(tmp_path / "runs.json")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| storm-500 | system (http_500) · " in done.stdout and " · y |" in done.stdout
+    assert "| surrogate-content | model · " in done.stdout
+    runs = {r["kind"]: r for r in json.loads((tmp_path / "runs.json").read_text())}
+    assert runs["storm-500"]["rerun"] == "y" and runs["surrogate-content"]["records_ok"]
