@@ -20,7 +20,10 @@ def _raw(agent: Agent) -> tuple[str | None, int]:
     raw = getattr(agent, "last_raw", None)
     if raw is None:
         return None, 0
-    return make_safe(raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=repr))
+    if isinstance(raw, str):
+        return make_safe(raw)
+    # a message as JSON text: its escapes, a tool call's arguments included, decode safely too
+    return make_safe(json.dumps(raw, ensure_ascii=False, default=repr), json_escapes=True)
 
 
 def _record(

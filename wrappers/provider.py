@@ -109,6 +109,18 @@ def read_choice(body: bytes) -> Reply:
     return Reply(choice, message, escaped)
 
 
+_JSON = {"Content-Type": "application/json"}
+
+
+def request_bytes(body: dict[str, Any]) -> bytes:
+    """A request body as httpx's ``json=`` writes it, but never unencodable: what the conversation
+    holds from outside the guarded boundaries (a task file's text, a caller's own messages) may carry
+    a lone surrogate, which would raise ``UnicodeEncodeError`` here and end the whole run; it is sent
+    as U+FFFD (:func:`~tooltrap.envs.core.make_safe`)."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return make_safe(text)[0].encode("utf-8")
+
+
 def tools_in_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The conversation for a server without native tool calling: the tools described in the system
     prompt, tool results and assistant tool calls rendered as plain turns."""
@@ -259,7 +271,9 @@ class ChatClient:
 
         deadline = time.monotonic() + self.timeout
         try:
-            with self._http.stream("POST", f"{self.base_url}/chat/completions", json=body) as response:
+            with self._http.stream(
+                "POST", f"{self.base_url}/chat/completions", content=request_bytes(body), headers=_JSON
+            ) as response:
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in response.iter_bytes():

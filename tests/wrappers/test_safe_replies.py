@@ -83,3 +83,13 @@ def test_react_keeps_a_safe_reply_in_the_conversation():
     step = env.unwrapped.trace.steps[-1]
     assert step.escaped >= 2 and step.calls[0].arguments["city"] == f"Dubai {REPLACEMENT}"
     _utf8(step.to_dict())
+
+
+def test_a_request_never_fails_to_encode():
+    from tooltrap.wrappers.provider import request_bytes
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "from a task file \ud800 \U0001f642"}]}
+    sent = json.loads(request_bytes(body))
+    assert sent["messages"][0]["content"] == f"from a task file {REPLACEMENT} \U0001f642"
+    plain = {"model": "m", "messages": [{"role": "user", "content": "caf\u00e9"}]}
+    assert request_bytes(plain) == json.dumps(plain, ensure_ascii=False, separators=(",", ":")).encode()
