@@ -27,6 +27,7 @@ class ChatAgent(Agent):
 
         twin = copy.copy(self)
         twin.messages, twin.tools, twin.last_raw, twin._fresh = [], [], None, True
+        twin.last_escaped = 0
         return twin
 
     def reset(

@@ -91,6 +91,7 @@ class OpenAIChatAgent(ChatAgent, ChatModel):
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         self.conversation(info)  # clones share the client: connections, the concurrency limit, the switches
-        message = self.complete(self.messages, self.tools, seed=self.seed)
-        self.last_raw = message
-        return self.to_action(message)
+        reply = self.reply(self.messages, self.tools, seed=self.seed)
+        # the reply was made safe as it was read (provider.read_choice): the count goes to the trace step
+        self.last_raw, self.last_escaped = reply.message, reply.escaped
+        return self.to_action(reply.message)

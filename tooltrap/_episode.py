@@ -8,17 +8,22 @@ from typing import Any
 import gymnasium as gym
 
 from tooltrap.agents import Agent
-from tooltrap.envs.core import abort_episode
+from tooltrap.envs.core import abort_episode, make_safe
 
 #: one point of an evaluation grid: variant key -> value
 Point = dict[str, Any]
 
 
-def _raw(agent: Agent) -> str | None:
+def _raw(agent: Agent) -> tuple[str | None, int]:
+    """The agent's raw output as the trace stores it (text UTF-8 can encode), and how many code points
+    were replaced to make it so (an agent that read its output through ``make_safe`` already: none)."""
     raw = getattr(agent, "last_raw", None)
-    if raw is None or isinstance(raw, str):
-        return raw
-    return json.dumps(raw, ensure_ascii=False)
+    if raw is None:
+        return None, 0
+    if isinstance(raw, str):
+        return make_safe(raw)
+    # a message as JSON text: its escapes, a tool call's arguments included, decode safely too
+    return make_safe(json.dumps(raw, ensure_ascii=False, default=repr), json_escapes=True)
 
 
 def _record(
@@ -78,11 +83,16 @@ class Episode:
         steps = self.env.unwrapped.trace.steps  # type: ignore[attr-defined]
         before = len(steps)
         self.observation, reward, terminated, truncated, self.info = self.env.step(action)
-        raw = _raw(self.agent)
         # only a step this action added, and only when no format wrapper recorded its raw text already
         # (a prompted format may answer a reply without stepping the env: a nudge adds no step)
-        if raw is not None and len(steps) > before and steps[-1].raw is None:
-            steps[-1].raw, steps[-1].format = raw, getattr(self.agent, "last_format", None)
+        if len(steps) > before:
+            step = steps[-1]
+            step.escaped += getattr(self.agent, "last_escaped", 0)  # replaced before the env saw it
+            if step.raw is None:
+                raw, escaped = _raw(self.agent)
+                if raw is not None:
+                    step.raw, step.format = raw, getattr(self.agent, "last_format", None)
+                    step.escaped += escaped
         self.total += float(reward)
         if terminated or truncated:
             self.record = _record(self.env, self.total, self.info, self.seed, None, self.point)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import gymnasium as gym
 
 # re-exported: the engine finds terminal tools by how they end the episode (scripted baselines use it)
-from tooltrap.envs.core import terminal_tool
+from tooltrap.envs.core import make_safe, terminal_tool
 
 Format = Literal["auto", "openai", "hermes", "json"]
 _TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
@@ -221,13 +221,15 @@ class ToolCallFormat(gym.Wrapper):
         return observation, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False)
+        raw = action if isinstance(action, str) else json.dumps(action, ensure_ascii=False, default=repr)
+        # the trace keeps the raw text, so it is made storable here; the action is made safe by the env
+        raw, escaped = make_safe(raw, json_escapes=not isinstance(action, str))
         canonical, found = parse_completion_format(
             action, self.fmt, plain_text=self.plain_text, answer=self.answer
         )
         result = self.env.step(canonical)
         trace = getattr(self.env.unwrapped, "trace", None)
         if trace is not None and trace.steps:
-            trace.steps[-1].raw = raw
-            trace.steps[-1].format = found
+            step = trace.steps[-1]
+            step.raw, step.format, step.escaped = raw, found, step.escaped + escaped
         return result

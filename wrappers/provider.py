@@ -8,6 +8,9 @@ LLM agents (:mod:`tooltrap.agents.llm`) and the LLM judges of a benchmark's eval
   by every clone of a :class:`ChatModel`.
 * :class:`ChatModel` - a model behind a client with its sampling settings: builds the request and
   returns the assistant message.
+* :class:`Reply` and :func:`read_choice` - a reply body read safely: checked for shape, and every
+  code point UTF-8 cannot encode replaced (:func:`~tooltrap.envs.core.make_safe`) before the reply
+  reaches a conversation, a trace or the next request;
 * :class:`ProviderError` - every failure of the provider (never of the model), with its ``kind``
   (:data:`PROVIDER_ERROR_KINDS`): the evaluation runner records it as a system-level outcome, a judge as
   no vote.
@@ -22,9 +25,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from tooltrap.envs.core import TooltrapError
+from tooltrap.envs.core import TooltrapError, make_safe
 
 #: HTTP statuses worth another attempt (rate limits, overload, gateway errors)
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -48,15 +52,37 @@ class ProviderError(TooltrapError, RuntimeError):
         self.kind = kind
 
 
-def read_choice(body: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class Reply:
+    """A chat-completions reply as read from the server.
+
+    Attributes:
+        choice: The first choice (``finish_reason`` ...).
+        message: Its assistant message, every string of it encodable as UTF-8.
+        escaped: How many code points were replaced to make it so (lone surrogates, sent raw or as
+            ``\\ud800`` escapes, in the content or inside a tool call's ``arguments``; invalid UTF-8).
+    """
+
+    choice: dict[str, Any]
+    message: dict[str, Any]
+    escaped: int = 0
+
+
+def read_choice(body: bytes) -> Reply:
     """The first choice and its message from a chat-completions reply, checked for shape: anything
-    else is an ``invalid_response`` (too deep, a number past Python's digit limit, wrong types)."""
+    else is an ``invalid_response`` (too deep, a number past Python's digit limit, wrong types).
+
+    The reply is made safe first (:func:`~tooltrap.envs.core.make_safe`): a lone surrogate a server
+    sends (``"content": "hi \\ud800"``) would be accepted here and make the *next* request's JSON
+    encoding raise; it becomes U+FFFD, counted in :attr:`Reply.escaped`. A tool call's ``arguments``
+    string is JSON inside JSON, so its own escapes are checked too."""
 
     def invalid(why: str) -> ProviderError:
         return ProviderError("invalid_response", f"{why}: {body[:300].decode('utf-8', 'replace')}")
 
+    text, escaped = make_safe(body, json_escapes=True)
     try:
-        data = json.loads(body)
+        data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise invalid(f"not JSON ({type(exc).__name__})") from None
     choices = data.get("choices") if isinstance(data, dict) else None
@@ -75,7 +101,24 @@ def read_choice(body: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
         or not all(isinstance(c, dict) and isinstance(c.get("function", {}), dict) for c in calls)
     ):
         raise invalid("tool_calls is not a list of calls")
-    return choice, message
+    for call in calls or ():
+        function = call.get("function")
+        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+            function["arguments"], n = make_safe(function["arguments"], json_escapes=True)
+            escaped += n
+    return Reply(choice, message, escaped)
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
+def request_bytes(body: dict[str, Any]) -> bytes:
+    """A request body as httpx's ``json=`` writes it, but never unencodable: what the conversation
+    holds from outside the guarded boundaries (a task file's text, a caller's own messages) may carry
+    a lone surrogate, which would raise ``UnicodeEncodeError`` here and end the whole run; it is sent
+    as U+FFFD (:func:`~tooltrap.envs.core.make_safe`)."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return make_safe(text)[0].encode("utf-8")
 
 
 def tools_in_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -120,6 +163,8 @@ class ChatClient:
         api_key: Bearer token (or None).
         timeout: Seconds per request, in all: connecting, waiting and reading the whole reply (a server
             that drips its body slowly is cut off too).
+        connect_timeout: Seconds to open a connection (default: ``timeout``); a short one finds a host
+            that does not answer quickly, without cutting a slow reply short.
         max_retries: Retries on timeouts, connection errors, 429 and 5xx.
         backoff: First retry delay in seconds (doubles each retry).
         native_tools: Send ``tools``; falls back to JSON-in-text if the server rejects them.
@@ -142,6 +187,7 @@ class ChatClient:
         max_concurrency: int = 8,
         max_response_bytes: int = 4 * 2**20,
         max_failed_episodes: int = 3,
+        connect_timeout: float | None = None,
     ):
         import httpx  # the "llm" extra
 
@@ -157,15 +203,21 @@ class ChatClient:
         self.native_tools = native_tools
         self.failed_in_a_row = 0
         self._http = httpx.Client(
-            timeout=timeout,
+            timeout=httpx.Timeout(
+                timeout, connect=connect_timeout if connect_timeout is not None else timeout
+            ),
             headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
             transport=DeadlineTransport(),  # ``timeout`` bounds the whole exchange, headers included
         )
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
     def complete(self, payload: Callable[[bool], dict[str, Any]]) -> dict[str, Any]:
-        """One completion, with retries; returns the assistant message. ``payload(native_tools)``
-        builds the request body for each attempt (the native-tools switch may flip between attempts).
+        """:meth:`reply`'s assistant message."""
+        return self.reply(payload).message
+
+    def reply(self, payload: Callable[[bool], dict[str, Any]]) -> Reply:
+        """One completion, with retries. ``payload(native_tools)`` builds the request body for each
+        attempt (the native-tools switch may flip between attempts).
 
         Raises:
             ProviderError: Every failure (a system-level outcome), never an exception from a malformed,
@@ -178,15 +230,15 @@ class ChatClient:
                 f"at {self.base_url} (rerun to retry)",
             )
         try:
-            message = self._attempts(payload)
+            reply = self._attempts(payload)
         except ProviderError as err:
             if err.kind in ("connection", "timeout"):
                 self.failed_in_a_row += 1
             raise
         self.failed_in_a_row = 0
-        return message
+        return reply
 
-    def _attempts(self, payload: Callable[[bool], dict[str, Any]]) -> dict[str, Any]:
+    def _attempts(self, payload: Callable[[bool], dict[str, Any]]) -> Reply:
         delay = self.backoff
         last = ProviderError("connection", "no attempt made")
         for attempt in range(self.max_retries + 1):
@@ -210,10 +262,10 @@ class ChatClient:
                 continue
             if status >= 400:
                 raise ProviderError(f"http_{status}", text)
-            choice, message = read_choice(body)
-            if choice.get("finish_reason") == "content_filter":
+            reply = read_choice(body)
+            if reply.choice.get("finish_reason") == "content_filter":
                 raise ProviderError("content_filter", "the provider's content filter stopped the completion")
-            return message
+            return reply
         raise last
 
     def _post(self, body: dict[str, Any]) -> tuple[int, bytes]:
@@ -228,7 +280,9 @@ class ChatClient:
         try:
             with (
                 request_deadline(self.timeout),
-                self._http.stream("POST", f"{self.base_url}/chat/completions", json=body) as response,
+                self._http.stream(
+                    "POST", f"{self.base_url}/chat/completions", content=request_bytes(body), headers=_JSON
+                ) as response,
             ):
                 chunks: list[bytes] = []
                 size = 0
@@ -258,8 +312,9 @@ class ChatModel:
         temperature: Sampling temperature (0: greedy).
         max_tokens: Completion budget per request.
         extra_body: Further request fields (``top_p``, provider options ...).
-        **client_options: :class:`ChatClient` options (``timeout``, ``max_retries``, ``backoff``,
-            ``native_tools``, ``max_concurrency``, ``max_response_bytes``, ``max_failed_episodes``).
+        **client_options: :class:`ChatClient` options (``timeout``, ``connect_timeout``, ``max_retries``,
+            ``backoff``, ``native_tools``, ``max_concurrency``, ``max_response_bytes``,
+            ``max_failed_episodes``).
     """
 
     def __init__(
@@ -323,6 +378,14 @@ class ChatModel:
     ) -> dict[str, Any]:
         """One chat completion of ``messages`` (with ``tools`` when given); returns the assistant
         message. Raises :class:`ProviderError` on every provider failure."""
-        return self.client.complete(
-            lambda native: self.request(messages, tools, seed=seed, native_tools=native)
-        )
+        return self.reply(messages, tools, seed=seed).message
+
+    def reply(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        seed: int | None = None,
+    ) -> Reply:
+        """:meth:`complete`, with the choice and the count of replaced code points (:class:`Reply`)."""
+        return self.client.reply(lambda native: self.request(messages, tools, seed=seed, native_tools=native))

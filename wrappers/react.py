@@ -76,7 +76,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from tooltrap.envs.core import EnvUsageError, abort_episode
+from tooltrap.envs.core import EnvUsageError, abort_episode, make_safe
 
 from .formats import AnswerTool, answer_tool, message_text
 
@@ -259,9 +259,16 @@ class ReActFormat(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if isinstance(action, str):
             raw = text = action
         elif isinstance(action, dict):
-            raw, text = json.dumps(action, ensure_ascii=False), message_text(action.get("content"))
+            raw, text = (
+                json.dumps(action, ensure_ascii=False, default=repr),
+                message_text(action.get("content")),
+            )
         else:
             raw, text = repr(action), ""
+        # the reply's text becomes the conversation's assistant turn and the trace's raw text: both are
+        # made storable and sendable here (the count is the raw text's, which holds the reply's text)
+        raw, escaped = make_safe(raw, json_escapes=isinstance(action, dict))
+        text = make_safe(text)[0]
         self.model_calls += 1
         read_as, parsed = parse_react(text)
         canonical: str | None = None
@@ -287,7 +294,7 @@ class ReActFormat(gym.Wrapper, gym.utils.RecordConstructorArgs):
             observation = f"Observation: {env_observation}"
             if trace is not None and trace.steps:
                 step = trace.steps[-1]
-                step.raw, step.format = raw, FORMAT
+                step.raw, step.format, step.escaped = raw, FORMAT, step.escaped + escaped
                 reply["step"] = step.step
 
         if not (terminated or truncated) and self.model_calls >= self.max_model_calls:

@@ -72,6 +72,7 @@ from .tasks import (
     register_condition,
     select_task_ids,
 )
+from .text import make_safe
 from .tools import (
     DISPOSITIONS,
     Backend,
@@ -167,6 +168,7 @@ __all__ = [
     "load_package_tasks",
     "load_packaged_baselines",
     "load_tasks",
+    "make_safe",
     "mutating_calls",
     "parse_google_docstring",
     "parse_key_values",

@@ -49,6 +49,9 @@ class Agent:
     last_raw: Any = None
     #: Where the last action's tool call was found in that output (``openai``, ``hermes``, ...).
     last_format: str | None = None
+    #: Unencodable code points the agent replaced in that output before acting on it (a model server's
+    #: reply read through :func:`~tooltrap.envs.core.text.make_safe`); recorded on the trace step.
+    last_escaped: int = 0
 
     def clone(self) -> Agent:
         """A per-episode copy for concurrent evaluation (shares heavy resources such as models)."""

@@ -29,6 +29,7 @@ from .reward import RewardConfig
 from .spaces import AnyText
 from .state import State
 from .tasks import Task, TaskSet
+from .text import make_safe
 from .tools import Toolset
 from .trace import CallRecord, StepRecord, Trace
 from .usage import OptionTypeError, checked_init, describe
@@ -420,11 +421,16 @@ class ToolEnv(gym.Env[str, str]):
             raise EnvUsageError("The episode has ended; call reset() to start a new one.")
         trace = self.trace
         step_no = len(trace.steps)
-        record = StepRecord(
-            step=step_no, action=action if isinstance(action, str) else repr(action), calls=[]
-        )
+        # the boundary: what the agent sent reaches the trace, the state, the observations and
+        # info["messages"] only as text UTF-8 can encode (lone surrogates become U+FFFD, counted)
+        if isinstance(action, str):
+            action, escaped = make_safe(action, json_escapes=True)
+            shown = action
+        else:
+            shown, escaped = make_safe(repr(action))
+        record = StepRecord(step=step_no, action=shown, calls=[], escaped=escaped)
         trace.steps.append(record)
-        calls, as_list, error = self._parse(action)
+        calls, as_list, error = self._parse(action, record)
         results: list[dict[str, Any]] = []
         terminal: CallRecord | None = None
         ends_as: str | None = None
@@ -495,6 +501,8 @@ class ToolEnv(gym.Env[str, str]):
                 new_messages.append({"role": "user", "content": follow_up})
         self.messages.extend(new_messages)
         info: dict[str, Any] = {"step": step_no, "messages": new_messages, "n_errors": trace.n_errors}
+        if record.escaped:
+            info["escaped"] = record.escaped
         reward = 0.0
         if terminated or truncated:
             final = self._finish()
@@ -580,8 +588,11 @@ class ToolEnv(gym.Env[str, str]):
             self._pools[key] = pool
         return pool
 
-    def _parse(self, action: Any) -> tuple[list[tuple[Any, Any]], bool, dict[str, str] | None]:
-        """Decode the action into (name, arguments) pairs; an action-level error otherwise."""
+    def _parse(
+        self, action: Any, record: StepRecord | None = None
+    ) -> tuple[list[tuple[Any, Any]], bool, dict[str, str] | None]:
+        """Decode the action into (name, arguments) pairs; an action-level error otherwise. Arguments
+        sent as a JSON string are made safe before they are decoded (counted on ``record``)."""
 
         def fail(message: str, kind: ErrorKind = ErrorKind.PARSE_ERROR, hint: str | None = None):
             return [], False, ToolCallError(message, kind=kind, hint=hint).to_dict()
@@ -615,6 +626,10 @@ class ToolEnv(gym.Env[str, str]):
                 return fail(f"Unexpected keys in tool call: {sorted(extra)}.", hint=hint)
             arguments = item.get("arguments", {})
             if isinstance(arguments, str):
+                # JSON inside JSON: its escapes were text to the first decoding, so check them now
+                arguments, escaped = make_safe(arguments, json_escapes=True)
+                if escaped and record is not None:
+                    record.escaped += escaped
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}
                 except (ValueError, RecursionError) as exc:

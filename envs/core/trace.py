@@ -274,6 +274,9 @@ class StepRecord:
     observation: str = ""
     raw: str | None = None  # the model's raw completion, when a format wrapper parsed it
     format: str | None = None  # where the call was found in it (openai, hermes, fenced, trailing_json ...)
+    #: code points UTF-8 cannot encode (lone surrogates) replaced by U+FFFD in what this step received:
+    #: the model's reply as the agent read it, the raw text, the action (:mod:`~tooltrap.envs.core.text`)
+    escaped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -285,6 +288,8 @@ class StepRecord:
             out["raw"] = self.raw
         if self.format is not None:
             out["format"] = self.format
+        if self.escaped:
+            out["escaped"] = self.escaped
         if self.error:
             out["error"] = self.error
         out["observation"] = self.observation
@@ -322,6 +327,11 @@ class Trace:
     n_system_errors: int = 0
     #: scripted user turns that answered the agent's replies (:class:`~tooltrap.envs.core.capabilities.FollowUpTurns`): step and content
     user_turns: Sequence[dict[str, Any]] = ()
+
+    @property
+    def n_escaped(self) -> int:
+        """Unencodable code points replaced in what the agent sent, over the episode (steps' ``escaped``)."""
+        return sum(s.escaped for s in self.steps)
 
     @property
     def calls(self) -> list[CallRecord]:
@@ -370,4 +380,6 @@ class Trace:
             "intercept_counts": dict(sorted(self.intercept_counts.items())),
             "overrides": [dict(o) for o in self.overrides],
             **({"user_turns": [dict(t) for t in self.user_turns]} if self.user_turns else {}),
+            # only when something was replaced: the records of every ordinary episode keep their bytes
+            **({"escaped": n} if (n := self.n_escaped) else {}),
         }

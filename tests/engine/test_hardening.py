@@ -69,8 +69,12 @@ def test_lone_surrogates_hash_and_reach_episodes_jsonl(tmp_path):
 
     records = evaluate("SABench-Calendar-v0", Surrogate(), tmp_path, tasks=CASCADE)  # type: ignore[arg-type]
     (back,) = read_episodes(tmp_path / EPISODES)
-    assert back["trace"]["steps"][0]["raw"] == "\udcff model said this"
+    # made safe at the boundary (issue 24): U+FFFD in place of each lone surrogate, and counted
+    step = back["trace"]["steps"][0]
+    assert step["raw"] == "\ufffd model said this" and step["escaped"] == 2  # the raw text and the action
+    assert back["trace"]["terminal_arguments"] == {"message": "\ufffd done"}
     assert back["trace"] == records[0]["trace"]
+    json.dumps(back, ensure_ascii=False).encode("utf-8")
 
 
 # -- misuse raises typed errors -----------------------------------------------------------------------

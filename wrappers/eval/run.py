@@ -97,14 +97,23 @@ def open_append(path: Path) -> Any:
     return os.fdopen(fd, "a", encoding="utf-8")
 
 
+#: characters JSON allows raw inside strings that ``str.splitlines`` (and some JSONL readers) take for
+#: line breaks: written as escapes, so one record is always one line for every reader
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
 def json_line(record: Mapping[str, Any]) -> str:
-    """One JSONL line. Text a model wrote may hold lone surrogates, which UTF-8 cannot store: such a
-    record is written with ASCII escapes instead (the same JSON value, read back identically)."""
+    """One JSONL line. Text a model wrote may hold lone surrogates, which UTF-8 cannot store (the env
+    and the agents make what they receive safe, but a record may come from elsewhere): such a record is
+    written with ASCII escapes instead (the same JSON value, read back identically). U+2028, U+2029
+    and U+0085 are always escaped (:data:`_LINE_BREAKS`)."""
     line = json.dumps(record, ensure_ascii=False)
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:
-        line = json.dumps(record, ensure_ascii=True)
+        return json.dumps(record, ensure_ascii=True) + "\n"
+    if not line.isascii():
+        line = line.translate(_LINE_BREAKS)  # only inside strings: JSON has them nowhere else
     return line + "\n"
 
 

@@ -14,11 +14,21 @@ content filter, malformed reply) is **not** a NO. It is recorded as ``yes=None``
 an ensemble decides on the valid votes only (this library's rule: a provider failure is never a model
 failure). ``JudgeEnsemble(..., release_compatible=True)`` restores the release's rule, an error counts
 as NO, to reproduce its numbers.
+
+No silent failure: an answer the ensemble could not decide because judges failed is a *system outcome*
+(:attr:`EnsembleVerdict.outcome` ``"system"``, with the error kind as its reason), counted apart in
+:func:`rejudge_episodes`' rows, :func:`judge_summary` and every agreement of :func:`judge_agreements`,
+and announced with a :class:`JudgeSystemWarning`; ``python scripts/judge.py agentprop RUN_DIR`` exits
+with status 3, as ``tooltrap eval`` does for a dead model server, when every judge call failed. A judge
+built from a model name fails fast (:data:`JUDGE_CLIENT_DEFAULTS`): a judge server that cannot be
+reached costs seconds, not a minute of retries.
 """
 
 from __future__ import annotations
 
 import csv
+import warnings
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -56,12 +66,32 @@ MAX_CANDIDATE_CHARS = 300
 JUDGE_MAX_TOKENS = 5
 JUDGE_TEMPERATURE = 0.0
 
+#: how a judge built from a model name reaches its server (any can be overridden): a short connect
+#: timeout, two quick retries, and the client's fuse (after 3 requests in a row could not connect or
+#: timed out, the judge's later requests fail at once as ``provider_down``). With the provider's
+#: defaults (4 retries from 1 s, a 60 s timeout), 5 answers against a refused port took 61 s.
+JUDGE_CLIENT_DEFAULTS: dict[str, Any] = {
+    "timeout": 30.0,
+    "connect_timeout": 3.0,
+    "max_retries": 2,
+    "backoff": 0.25,
+    "max_failed_episodes": 3,
+}
+
+#: how an ensemble's verdict on one answer came out (:attr:`EnsembleVerdict.outcome`)
+ENSEMBLE_OUTCOMES = ("decided", "no_quorum", "system")
+
 #: human labels: required columns and the accepted label values
 HUMAN_LABEL_COLUMNS = ("session_id", "label")
 LABEL_VALUES = {"YES": True, "NO": False}
 
 #: the label files of the release and its ensemble file (fallback source of the judge columns)
 RELEASE_LABEL_GLOB = "human_labels_*.csv"
+
+
+class JudgeSystemWarning(UserWarning):
+    """Judges failed at the provider (connection refused, timeout, HTTP error, malformed reply): the
+    answers they left undecided are system outcomes, counted apart, never a NO."""
 
 
 class JudgeError(TooltrapError, ValueError):
@@ -135,7 +165,8 @@ class LLMJudge:
         api_key: Bearer token, or None (ignored when ``model`` is a chat model).
         name: Label of the judge in reports (default: the model name).
         **client_options: Further :class:`~tooltrap.wrappers.provider.ChatClient` options (``timeout``,
-            ``max_retries``, ``backoff`` ...) when the model is built here.
+            ``connect_timeout``, ``max_retries``, ``backoff`` ...) when the model is built here, over
+            :data:`JUDGE_CLIENT_DEFAULTS` (fail fast).
     """
 
     def __init__(
@@ -150,7 +181,7 @@ class LLMJudge:
         if isinstance(model, ChatModel):
             chat = model.clone()
         else:
-            chat = ChatModel(model, base_url, api_key=api_key, **client_options)
+            chat = ChatModel(model, base_url, api_key=api_key, **{**JUDGE_CLIENT_DEFAULTS, **client_options})
         chat.temperature, chat.max_tokens = JUDGE_TEMPERATURE, JUDGE_MAX_TOKENS
         self.chat: ChatModel = chat
         self.name: str = name or chat.model
@@ -195,6 +226,29 @@ class EnsembleVerdict:
     n_errors: int
     n_yes: int
     n_no: int
+
+    @property
+    def errors(self) -> dict[str, int]:
+        """Failed judge calls by error kind (``connection``, ``timeout``, ``http_500`` ...), sorted."""
+        return dict(sorted(Counter(v.error for v in self.verdicts if v.error).items()))
+
+    @property
+    def outcome(self) -> str:
+        """``decided`` (a side reached the quorum), ``system`` (judges failed at the provider and no
+        side reached the quorum: a system-level outcome, counted apart), or ``no_quorum`` (every judge
+        voted and neither side reached the quorum: a tie, with an even number of judges)."""
+        if self.majority is not None:
+            return "decided"
+        return "system" if self.n_errors else "no_quorum"
+
+    @property
+    def system_outcome(self) -> str | None:
+        """Why an undecided verdict is a system outcome: the most frequent error kind among its judges
+        (ties by name); None unless :attr:`outcome` is ``system``."""
+        if self.outcome != "system":
+            return None
+        counts = self.errors
+        return max(sorted(counts), key=lambda kind: counts[kind])
 
 
 class JudgeEnsemble:
@@ -573,8 +627,14 @@ def rejudge_episodes(
         concurrency: Ensemble requests in flight.
 
     Returns:
-        One row per answered episode: ``task_id``, ``injection``, ``answer``, and a bool (or None when
-        the ensemble could not decide) per judge of :data:`JUDGES`.
+        One row per answered episode: ``task_id``, ``injection``, ``answer``, a bool (or None when the
+        ensemble could not decide) per judge of :data:`JUDGES`, and what the ensemble's verdict rests
+        on: ``ensemble_outcome`` (``decided``, ``system``: judges failed at the provider, or
+        ``no_quorum``: a tie), ``ensemble_system_outcome`` (the failure's kind, or None),
+        ``ensemble_errors`` (failed judge calls by kind) and ``ensemble_calls`` (judge calls made).
+
+    Warns:
+        JudgeSystemWarning: When any judge call failed, with the counts and the servers.
     """
     from .release import heuristic_correct
 
@@ -591,14 +651,78 @@ def rejudge_episodes(
     verdicts = ensemble.judge_many([(r["question"], r["reference"], r["answer"]) for r in rows], concurrency)
     for row, found in zip(rows, verdicts, strict=True):
         row["ensemble"] = found.majority
+        row["ensemble_outcome"] = found.outcome
+        row["ensemble_system_outcome"] = found.system_outcome
+        row["ensemble_errors"] = found.errors
+        # an empty answer or reference is NO without a request (LLMJudge.verdict)
+        asked = bool(row["answer"].strip() and row["reference"].strip())
+        row["ensemble_calls"] = len(found.verdicts) if asked else 0
+    summary = judge_summary(rows)
+    if summary["judge_calls"]["failed"]:
+        warnings.warn(JudgeSystemWarning(judge_warning(summary, ensemble)), stacklevel=2)
     return rows
 
 
+def judge_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How the ensemble fared over :func:`rejudge_episodes`' rows.
+
+    Returns:
+        ``n`` (rows), ``decided``, ``no_quorum``, ``system_outcomes`` (``{"n", "by_kind"}``: rows left
+        undecided by provider failures, by the failure's kind), ``judge_calls`` (``{"n", "failed",
+        "by_kind"}``: every judge request and the failed ones by kind) and ``all_failed`` (requests were
+        made and every one failed: no LLM judgement at all, what ``scripts/judge.py`` exits 3 for).
+    """
+    outcomes = Counter(r.get("ensemble_outcome", "decided") for r in rows)
+    kinds = Counter(r["ensemble_system_outcome"] for r in rows if r.get("ensemble_system_outcome"))
+    failed: Counter[str] = Counter()
+    for row in rows:
+        failed.update(row.get("ensemble_errors") or {})
+    calls = sum(int(r.get("ensemble_calls", 0)) for r in rows)
+    n_failed = sum(failed.values())
+    return {
+        "n": len(rows),
+        "decided": outcomes["decided"],
+        "no_quorum": outcomes["no_quorum"],
+        "system_outcomes": {"n": outcomes["system"], "by_kind": dict(sorted(kinds.items()))},
+        "judge_calls": {"n": calls, "failed": n_failed, "by_kind": dict(sorted(failed.items()))},
+        "all_failed": calls > 0 and n_failed == calls,
+    }
+
+
+def judge_warning(summary: Mapping[str, Any], ensemble: JudgeEnsemble | None = None) -> str:
+    """One line saying how many judge calls failed and what it cost (:func:`judge_summary`)."""
+    calls, system = summary["judge_calls"], summary["system_outcomes"]
+    kinds = ", ".join(f"{k} {n}" for k, n in calls["by_kind"].items())
+    servers = ""
+    if ensemble is not None:
+        urls = sorted({j.chat.base_url for j in ensemble.judges})
+        servers = f" at {', '.join(urls)}"
+    lead = (
+        "every judge call failed"
+        if summary["all_failed"]
+        else f"{calls['failed']} of {calls['n']} judge calls failed"
+    )
+    return (
+        f"{lead}{servers} ({kinds}): {system['n']} of {summary['n']} answers are system outcomes "
+        "(no LLM verdict), left out of every agreement; check the judge server and rerun"
+    )
+
+
 def judge_agreements(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """:func:`agreement` between every two judges of :data:`JUDGES` over the rows where both decided."""
+    """:func:`agreement` between every two judges of :data:`JUDGES` over the rows where both decided,
+    with what was left out: ``undecided`` (rows where one of the two had no verdict) and, for pairs
+    with the ensemble, ``system_outcomes`` (``{"n", "by_kind"}``: of those, the rows its judges could
+    not decide because they failed at the provider)."""
     out = {}
     for i, a in enumerate(JUDGES):
         for b in JUDGES[i + 1 :]:
             both = [r for r in rows if r.get(a) is not None and r.get(b) is not None]
-            out[f"{a}_vs_{b}"] = agreement([r[a] for r in both], [r[b] for r in both])
+            entry = agreement([r[a] for r in both], [r[b] for r in both])
+            entry["undecided"] = len(rows) - len(both)
+            if "ensemble" in (a, b):
+                kinds = Counter(
+                    r["ensemble_system_outcome"] for r in rows if r.get("ensemble_system_outcome")
+                )
+                entry["system_outcomes"] = {"n": sum(kinds.values()), "by_kind": dict(sorted(kinds.items()))}
+            out[f"{a}_vs_{b}"] = entry
     return out
