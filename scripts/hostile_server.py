@@ -34,7 +34,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test servers live in tests/: reused, not copied
 
-from tests.conftest import _free_port, start_server, stop_server  # noqa: E402
+from tests.conftest import start_server, stop_server  # noqa: E402
 from tests.hostile_server import RawServer  # noqa: E402
 
 #: benchmark -> (env id, the tasks played: two each)
@@ -280,14 +279,10 @@ def main(argv: list[str]) -> int:
         return 2
 
     started = time.monotonic()
-    port = _free_port()
-    hostile = f"http://127.0.0.1:{port}/v1"
-    server = start_server([str(ROOT / "tests" / "hostile_server.py"), str(port)], hostile)
-    # the server logs every reply it breaks off (a cut body, a client gone): drain its stderr, or the
-    # pipe fills and the server blocks on a write with its requests unanswered
-    threading.Thread(target=lambda: all(True for _ in server.stderr), daemon=True).start()
+    # (start_server sends the server's log to a file: a pipe nobody reads would fill and block it)
+    server, hostile = start_server(ROOT / "tests" / "hostile_server.py")
     raw = RawServer(drip_seconds=8.0)
-    urls = {"hostile": hostile, "healthy": f"http://127.0.0.1:{port}/healthy/v1"}
+    urls = {"hostile": hostile, "healthy": hostile.removesuffix("/v1") + "/healthy/v1"}
     folder = args.keep or Path(tempfile.mkdtemp(prefix="hostile-"))
     try:
         plan = {b: (BENCHMARKS[b][0], _task_ids(*BENCHMARKS[b]), BENCHMARKS[b][1]) for b in benchmarks}

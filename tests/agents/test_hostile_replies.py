@@ -33,11 +33,9 @@ TASKS = {
 
 @pytest.fixture(scope="module")
 def hostile():
-    from tests.conftest import _free_port, start_server, stop_server
+    from tests.conftest import start_server, stop_server
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    proc = start_server([str(Path(__file__).parents[1] / "hostile_server.py"), str(port)], url)
+    proc, url = start_server(Path(__file__).parents[1] / "hostile_server.py")
     yield url
     stop_server(proc)
 
