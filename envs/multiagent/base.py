@@ -503,7 +503,8 @@ def run_dialogue(
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play one episode with a policy per role and return its end: rewards, termination reason, the
-    assistant's verdict and reward components, the user's, and the trace as a dict.
+    assistant's verdict and reward components, the user's, the simulator errors and the episode's
+    :class:`~tooltrap.envs.core.Trace` (``.to_dict()`` for JSON).
 
     A policy is an :class:`~tooltrap.envs.core.Agent` (``reset`` once with the first observation and
     info, ``act`` on each of its turns) or a plain callable ``(observation, info) -> action``. Only the
@@ -540,7 +541,7 @@ def run_dialogue(
         "reward_components": infos[ASSISTANT].get("reward_components", {}),
         "user_reward_components": infos[USER].get("reward_components", {}),
         "simulator_errors": infos[ASSISTANT]["dialogue"]["simulator_errors"],
-        "trace": env.trace.to_dict() if env.trace is not None else {},
+        "trace": env.trace,
     }
 
 
