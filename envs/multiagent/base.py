@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Protocol
 
 from pettingzoo import ParallelEnv
 
-from tooltrap.envs.core import AnyText, EnvUsageError, ToolEnv, Toolset
+from tooltrap.envs.core import AnyText, EnvUsageError, ToolEnv, Toolset, UnknownNameError
 from tooltrap.envs.core.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS
 from tooltrap.envs.core.usage import checked_init
 
@@ -272,7 +272,7 @@ class DialogueEnv(ParallelEnv):
 
     def _known(self, agent: str) -> str:
         if agent not in self._observation_spaces:
-            raise EnvUsageError(f"Unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}.")
+            raise UnknownNameError("agent", str(agent), self.possible_agents)
         return agent
 
     # -- what the env exposes of the episode ---------------------------------------------------------
@@ -345,10 +345,12 @@ class DialogueEnv(ParallelEnv):
                 reason = TerminationReason.MAX_STEPS
             return self._end(reason, {ASSISTANT: observation, USER: ""}, info, reward)
         record = trace.steps[-1]
+        # what the user is told: the text arguments of each successful call that hands the turn (its
+        # question), in the order they were sent
         questions = tuple(
-            str(next(iter(call.arguments.values()), "")) if isinstance(call.arguments, dict) else ""
+            " ".join(v for v in call.arguments.values() if isinstance(v, str))
             for call in record.calls
-            if call.ok and call.name in self._toolset.hands_turn
+            if call.ok and call.name in self._toolset.hands_turn and isinstance(call.arguments, dict)
         )
         if not questions:
             return self._out({ASSISTANT: observation, USER: ""}, {ASSISTANT: info, USER: {"turn": False}})
