@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol
 
-from pettingzoo import ParallelEnv
+from pettingzoo import AECEnv, ParallelEnv
 
 from tooltrap.envs.core import AnyText, EnvUsageError, ToolEnv, Toolset, UnknownNameError
 from tooltrap.envs.core.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS
@@ -212,7 +212,7 @@ class DialogueLog:
 
 class DialogueEnv(ParallelEnv):
     """A dialogue between a tool-using ``assistant`` and a simulated ``user`` (PettingZoo parallel API;
-    the AEC form is ``pettingzoo.utils.parallel_to_aec`` of it). Generic: a benchmark's dialogue env
+    the AEC form is :class:`TurnBasedAEC` of it). Generic: a benchmark's dialogue env
     subclasses it, building the single-agent env ``inner`` over a benchmark that mixes in
     :class:`HandsTurnToUser`, and a :class:`UserScript`. See the module docs for the roles and turns.
 
@@ -492,6 +492,67 @@ class DialogueEnv(ParallelEnv):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class TurnBasedAEC(AECEnv):
+    """A :class:`DialogueEnv` as a turn-based PettingZoo ``AECEnv``: ``agent_selection`` is the agent
+    whose turn it is (``assistant`` first, ``user`` after each question), so an ``agent_iter()`` loop asks
+    only the agent that acts. Observations, rewards and infos are the dialogue's; when the dialogue
+    ends, both agents are done and are stepped out with ``None`` as PettingZoo requires."""
+
+    def __init__(self, env: DialogueEnv):
+        super().__init__()
+        self.env = env
+        self.metadata = {**env.metadata, "is_parallelizable": True}
+        self.possible_agents = list(env.possible_agents)
+        self.render_mode = env.render_mode
+        self._observations: dict[str, str] = {}
+
+    def observation_space(self, agent: str) -> AnyText:
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str) -> AnyText:
+        return self.env.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self.agents = list(self.env.agents)
+        self._observations = dict(observations)
+        self.infos = {agent: infos[agent] for agent in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.agent_selection = self.env.log.turn
+
+    def observe(self, agent: str) -> str:
+        return self._observations[agent]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        actions = dict.fromkeys(self.env.agents, "")
+        actions[agent] = action
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        self._observations.update(observations)
+        self.rewards = {a: float(rewards[a]) for a in self.agents}
+        self.terminations = {a: terminations[a] for a in self.agents}
+        self.truncations = {a: truncations[a] for a in self.agents}
+        self.infos = {a: infos[a] for a in self.agents}
+        if self.env.agents:
+            self.agent_selection = self.env.log.turn
+        else:  # both are done: the other agent is stepped out first, then the one that acted
+            self.agent_selection = next(a for a in self.agents if a != agent)
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
 
 
 Policy = Callable[[str, dict[str, Any]], str]

@@ -6,7 +6,7 @@ The factories follow PettingZoo's packages::
     from tooltrap.envs.multiagent import sabench_dialogue_v0
 
     env = sabench_dialogue_v0.parallel_env(ambiguous=True)  # ParallelEnv
-    aec = sabench_dialogue_v0.env(ambiguous=True)  # AECEnv (order enforced)
+    aec = sabench_dialogue_v0.env(ambiguous=True)  # turn-based AECEnv (order enforced)
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from .base import TurnBasedAEC
 from .sabench.dialogue import SABenchDialogueEnv
 
 
@@ -24,13 +25,15 @@ def parallel_env(**kwargs: Any) -> SABenchDialogueEnv:
     return SABenchDialogueEnv(**kwargs)
 
 
-def raw_env(**kwargs: Any) -> AECEnv:
-    """The dialogue as a PettingZoo ``AECEnv`` (``parallel_to_aec`` of :func:`parallel_env`): the agents
-    are asked in turn, ``assistant`` then ``user``; the action of the one whose turn it is not is ignored."""
-    return parallel_to_aec(parallel_env(**kwargs))
+def raw_env(**kwargs: Any) -> TurnBasedAEC:
+    """The dialogue as a turn-based PettingZoo ``AECEnv``: ``agent_selection`` is the agent whose turn
+    it is (``assistant`` first, ``user`` after each question)."""
+    return TurnBasedAEC(parallel_env(**kwargs))
 
 
-#: the AEC env, as PettingZoo packages export it (``parallel_to_aec`` already enforces the call order)
-env = raw_env
+def env(**kwargs: Any) -> AECEnv:
+    """:func:`raw_env` with PettingZoo's order enforcement (as PettingZoo's own packages export ``env``)."""
+    return OrderEnforcingWrapper(raw_env(**kwargs))
 
-__all__ = ["SABenchDialogueEnv", "env", "parallel_env", "raw_env"]
+
+__all__ = ["SABenchDialogueEnv", "TurnBasedAEC", "env", "parallel_env", "raw_env"]
