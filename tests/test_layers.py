@@ -99,9 +99,15 @@ def test_nothing_imports_upward(folder):
 
 
 def _generic_sources() -> list[Path]:
-    """envs/core, wrappers/ except wrappers/eval/<benchmark>/ and the paper-defined defenses, agents/,
-    training/."""
-    sources = _sources("envs/core", "wrappers", "agents", "training")
+    """envs/core, the multi-agent engine (envs/multiagent/ except a benchmark's folder, its env modules and
+    the registry in __init__, which lists the envs by name as envs/packages.py lists the benchmarks),
+    wrappers/ except wrappers/eval/<benchmark>/ and the paper-defined defenses, agents/, training/."""
+    multiagent = [
+        p
+        for p in (ROOT / "envs" / "multiagent").glob("*.py")
+        if p.name != "__init__.py" and not any(p.name.startswith(f"{b}_") for b in BENCHMARKS)
+    ]
+    sources = _sources("envs/core", "wrappers", "agents", "training") + sorted(multiagent)
     return [
         p
         for p in sources
