@@ -182,6 +182,100 @@ class HandsTurnToUser:
         return found
 
 
+# -- the generic turn-based env ----------------------------------------------------------------------------
+class TurnEnv(ParallelEnv):
+    """A turn-based PettingZoo ``ParallelEnv`` of any number of roles (names no benchmark): exactly one
+    agent acts at a time, :attr:`turn`. Every ``step`` takes an action for every live agent (PettingZoo's
+    parallel API); only the action of the agent whose turn it is counts, the others are ignored (``""``
+    by convention). An agent's observation is non-empty exactly when it is its turn (and at the end);
+    ``infos[agent]["turn"]`` says whether it is. All agents end together (:meth:`_finish_all`).
+
+    A subclass declares its roles and their Text spaces with :meth:`_declare_roles` and implements
+    :attr:`turn`, ``reset`` and ``step`` (the latter through :meth:`_turn_action`, :meth:`_out` and
+    :meth:`_finish_all`). :class:`TurnBasedAEC` is the AEC form of any of them, :func:`run_turns` plays one.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "turns",
+        "render_modes": ["ansi"],
+        "is_parallelizable": True,
+    }
+    possible_agents: list[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # as the single-agent envs do: a kwarg typo or a value of the wrong type is a typed error naming
+        # it (with a did-you-mean), before anything is built; the engine's own bases take engine objects
+        # (a ToolEnv, a protocol), which a user never passes by keyword
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__ != __name__:
+            cls.__init__ = checked_init(init)  # type: ignore[method-assign]
+
+    def _declare_roles(self, spaces: Mapping[str, tuple[Any, Any]]) -> None:
+        """The roles in their order (``possible_agents``) and their (observation, action) spaces: the same
+        objects on every call, since PettingZoo seeds and compares them by identity."""
+        self.possible_agents = list(spaces)
+        self.agents = []
+        self._observation_spaces = {agent: obs for agent, (obs, _) in spaces.items()}
+        self._action_spaces = {agent: act for agent, (_, act) in spaces.items()}
+
+    @property
+    def turn(self) -> str:
+        """The agent whose turn it is (``""`` once the episode has ended)."""
+        raise NotImplementedError
+
+    def observation_space(self, agent: str) -> Any:
+        return self._observation_spaces[self._known(agent)]
+
+    def action_space(self, agent: str) -> Any:
+        return self._action_spaces[self._known(agent)]
+
+    def _known(self, agent: str) -> str:
+        if agent not in self._observation_spaces:
+            raise UnknownNameError("agent", str(agent), self.possible_agents)
+        return agent
+
+    def _turn_action(self, actions: Mapping[str, Any]) -> tuple[str, Any]:
+        """The agent whose turn it is and its action, from ``step``'s dict (usage errors explained)."""
+        if not self.agents:
+            raise EnvUsageError("The episode has ended (or was never started): call reset() first.")
+        if not isinstance(actions, Mapping):
+            raise EnvUsageError(f"step() takes a dict of actions by agent, got {type(actions).__name__}.")
+        turn = self.turn
+        if turn not in actions:
+            others = "the other agent's action is" if len(self.possible_agents) == 2 else "the others' are"
+            raise EnvUsageError(
+                f"It is {turn}'s turn: step() needs actions[{turn!r}] ({others} ignored; pass '' for it)."
+            )
+        return turn, actions[turn]
+
+    def _out(self, observations: Mapping[str, str], infos: Mapping[str, dict[str, Any]]) -> Any:
+        """A step that ends nothing: no rewards; the agents not named get ``""`` and ``{"turn": False}``."""
+        zero = dict.fromkeys(self.possible_agents, 0.0)
+        no = dict.fromkeys(self.possible_agents, False)
+        obs = {a: observations.get(a, "") for a in self.possible_agents}
+        info = {a: infos.get(a, {"turn": False}) for a in self.possible_agents}
+        return obs, zero, no, dict(no), info
+
+    def _finish_all(
+        self,
+        observations: Mapping[str, str],
+        rewards: Mapping[str, float],
+        infos: Mapping[str, dict[str, Any]],
+        *,
+        normal: bool,
+    ) -> Any:
+        """The last step: every agent ends (``terminated`` on a normal end, else ``truncated``)."""
+        self.agents = []
+        return (
+            {a: observations.get(a, "") for a in self.possible_agents},
+            {a: float(rewards.get(a, 0.0)) for a in self.possible_agents},
+            dict.fromkeys(self.possible_agents, normal),
+            dict.fromkeys(self.possible_agents, not normal),
+            {a: infos.get(a, {"turn": False}) for a in self.possible_agents},
+        )
+
+
 # -- the dialogue env -----------------------------------------------------------------------------------
 @dataclass
 class DialogueLog:
@@ -210,7 +304,7 @@ class DialogueLog:
         }
 
 
-class DialogueEnv(ParallelEnv):
+class DialogueEnv(TurnEnv):
     """A dialogue between a tool-using ``assistant`` and a simulated ``user`` (PettingZoo parallel API;
     the AEC form is :class:`TurnBasedAEC` of it). Generic: a benchmark's dialogue env
     subclasses it, building the single-agent env ``inner`` over a benchmark that mixes in
@@ -228,15 +322,6 @@ class DialogueEnv(ParallelEnv):
         "render_modes": ["ansi"],
         "is_parallelizable": True,
     }
-    possible_agents: list[str]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # as the single-agent envs do: a kwarg typo or a value of the wrong type is a typed error naming
-        # it (with a did-you-mean), before anything is built
-        init = cls.__dict__.get("__init__")
-        if init is not None:
-            cls.__init__ = checked_init(init)  # type: ignore[method-assign]
 
     def __init__(self, inner: ToolEnv, script: UserScript, *, max_user_retries: int = 2):
         if (
@@ -254,26 +339,17 @@ class DialogueEnv(ParallelEnv):
         self.script = script
         self.max_user_retries = max_user_retries
         self.render_mode = inner.render_mode
-        self.possible_agents = [ASSISTANT, USER]
-        self.agents: list[str] = []
-        # the same objects on every call: PettingZoo seeds and compares them by identity
-        self._observation_spaces = {
-            ASSISTANT: AnyText(MAX_OBSERVATION_CHARS),
-            USER: AnyText(MAX_OBSERVATION_CHARS),
-        }
-        self._action_spaces = {ASSISTANT: AnyText(MAX_ACTION_CHARS), USER: AnyText(MAX_REPLY_CHARS)}
+        self._declare_roles(
+            {
+                ASSISTANT: (AnyText(MAX_OBSERVATION_CHARS), AnyText(MAX_ACTION_CHARS)),
+                USER: (AnyText(MAX_OBSERVATION_CHARS), AnyText(MAX_REPLY_CHARS)),
+            }
+        )
         self.log = DialogueLog()
 
-    def observation_space(self, agent: str) -> AnyText:
-        return self._observation_spaces[self._known(agent)]
-
-    def action_space(self, agent: str) -> AnyText:
-        return self._action_spaces[self._known(agent)]
-
-    def _known(self, agent: str) -> str:
-        if agent not in self._observation_spaces:
-            raise UnknownNameError("agent", str(agent), self.possible_agents)
-        return agent
+    @property
+    def turn(self) -> str:
+        return self.log.turn
 
     # -- what the env exposes of the episode ---------------------------------------------------------
     @property
@@ -317,19 +393,10 @@ class DialogueEnv(ParallelEnv):
     def step(
         self, actions: Mapping[str, Any]
     ) -> tuple[dict[str, str], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
-        if not self.agents:
-            raise EnvUsageError("The dialogue has ended (or was never started): call reset() first.")
-        if not isinstance(actions, Mapping):
-            raise EnvUsageError(f"step() takes a dict of actions by agent, got {type(actions).__name__}.")
-        turn = self.log.turn
-        if turn not in actions:
-            raise EnvUsageError(
-                f"It is {turn}'s turn: step() needs actions[{turn!r}] (the other agent's action is "
-                "ignored; pass '' for it)."
-            )
+        turn, action = self._turn_action(actions)
         if turn == ASSISTANT:
-            return self._assistant_turn(actions[ASSISTANT])
-        return self._user_turn(actions[USER])
+            return self._assistant_turn(action)
+        return self._user_turn(action)
 
     def _assistant_turn(self, action: Any) -> Any:
         observation, reward, terminated, truncated, info = self.inner.step(action)
@@ -468,20 +535,7 @@ class DialogueEnv(ParallelEnv):
             USER: {"turn": False, **common, "reward_components": user_components},
         }
         rewards = {ASSISTANT: float(reward), USER: float(sum(user_components.values()))}
-        normal = reason in NORMAL_ENDS
-        self.agents = []
-        return (
-            observations,
-            rewards,
-            dict.fromkeys(self.possible_agents, normal),
-            dict.fromkeys(self.possible_agents, not normal),
-            infos,
-        )
-
-    def _out(self, observations: dict[str, str], infos: dict[str, dict[str, Any]]) -> Any:
-        zero = dict.fromkeys(self.possible_agents, 0.0)
-        no = dict.fromkeys(self.possible_agents, False)
-        return observations, zero, no, dict(no), infos
+        return self._finish_all(observations, rewards, infos, normal=reason in NORMAL_ENDS)
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -495,12 +549,13 @@ class DialogueEnv(ParallelEnv):
 
 
 class TurnBasedAEC(AECEnv):
-    """A :class:`DialogueEnv` as a turn-based PettingZoo ``AECEnv``: ``agent_selection`` is the agent
-    whose turn it is (``assistant`` first, ``user`` after each question), so an ``agent_iter()`` loop asks
-    only the agent that acts. Observations, rewards and infos are the dialogue's; when the dialogue
-    ends, both agents are done and are stepped out with ``None`` as PettingZoo requires."""
+    """A :class:`TurnEnv` (a dialogue, an arena) as a turn-based PettingZoo ``AECEnv``:
+    ``agent_selection`` is the agent whose turn it is, so an ``agent_iter()`` loop asks only the agent
+    that acts. Observations, rewards and infos are the parallel env's; when the episode ends, every
+    agent is done and is stepped out with ``None`` as PettingZoo requires (the others first, then the
+    one that acted)."""
 
-    def __init__(self, env: DialogueEnv):
+    def __init__(self, env: TurnEnv):
         super().__init__()
         self.env = env
         self.metadata = {**env.metadata, "is_parallelizable": True}
@@ -508,10 +563,10 @@ class TurnBasedAEC(AECEnv):
         self.render_mode = env.render_mode
         self._observations: dict[str, str] = {}
 
-    def observation_space(self, agent: str) -> AnyText:
+    def observation_space(self, agent: str) -> Any:
         return self.env.observation_space(agent)
 
-    def action_space(self, agent: str) -> AnyText:
+    def action_space(self, agent: str) -> Any:
         return self.env.action_space(agent)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -523,7 +578,7 @@ class TurnBasedAEC(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.agent_selection = self.env.log.turn
+        self.agent_selection = self.env.turn
 
     def observe(self, agent: str) -> str:
         return self._observations[agent]
@@ -543,8 +598,8 @@ class TurnBasedAEC(AECEnv):
         self.truncations = {a: truncations[a] for a in self.agents}
         self.infos = {a: infos[a] for a in self.agents}
         if self.env.agents:
-            self.agent_selection = self.env.log.turn
-        else:  # both are done: the other agent is stepped out first, then the one that acted
+            self.agent_selection = self.env.turn
+        else:  # all are done: the other agents are stepped out first, then the one that acted
             self.agent_selection = next(a for a in self.agents if a != agent)
         self._accumulate_rewards()
 
@@ -558,6 +613,57 @@ class TurnBasedAEC(AECEnv):
 Policy = Callable[[str, dict[str, Any]], str]
 
 
+def run_turns(
+    env: TurnEnv,
+    policies: Mapping[str, Any],
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+    """Play one episode of a :class:`TurnEnv` with a policy per role; return the last step's rewards and
+    infos.
+
+    A policy is an :class:`~tooltrap.envs.core.Agent` (``reset`` once with its first non-empty
+    observation and info: at ``env.reset`` for a role that observes something then, else on its first
+    turn; then ``act`` on each of its turns) or a plain callable ``(observation, info) -> action``. Only
+    the agent whose turn it is is asked; the others pass ``""``. A privileged policy (an oracle-style
+    reference, ``policy.privileged``) is handed ``env.task`` at its reset, as in the single-agent runner,
+    once the task is settled (after the roles that shape it have acted); never the episode's variant.
+    """
+    unknown = set(policies) - set(env.possible_agents)
+    missing = set(env.possible_agents) - set(policies)
+    if unknown or missing:
+        raise EnvUsageError(
+            f"One policy per agent is needed ({', '.join(env.possible_agents)}); "
+            + (f"unknown: {sorted(unknown)}. " if unknown else "")
+            + (f"missing: {sorted(missing)}." if missing else "")
+        )
+    observations, infos = env.reset(seed=seed, options=options)
+    started: set[str] = set()
+
+    def start(agent: str) -> None:
+        policy = policies[agent]
+        started.add(agent)
+        if hasattr(policy, "reset"):
+            task = env.task if getattr(policy, "privileged", False) else None  # type: ignore[attr-defined]
+            policy.reset(observations[agent], infos[agent], task=task, seed=seed)
+
+    for agent in env.possible_agents:
+        if observations.get(agent):
+            start(agent)
+    rewards: dict[str, float] = {}
+    while env.agents:
+        turn = env.turn
+        if turn not in started:
+            start(turn)
+        policy = policies[turn]
+        act = policy.act if hasattr(policy, "act") else policy
+        actions = dict.fromkeys(env.agents, "")
+        actions[turn] = act(observations[turn], infos[turn])
+        observations, rewards, _, _, infos = env.step(actions)
+    return rewards, infos
+
+
 def run_dialogue(
     env: DialogueEnv,
     policies: Mapping[str, Any],
@@ -565,37 +671,10 @@ def run_dialogue(
     seed: int | None = None,
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Play one episode with a policy per role and return its end: rewards, termination reason, the
-    assistant's verdict and reward components, the user's, the simulator errors and the episode's
-    :class:`~tooltrap.envs.core.Trace` (``.to_dict()`` for JSON).
-
-    A policy is an :class:`~tooltrap.envs.core.Agent` (``reset`` once with the first observation and
-    info, ``act`` on each of its turns) or a plain callable ``(observation, info) -> action``. Only the
-    agent whose turn it is is asked; the other passes ``""``.
-    """
-    unknown = set(policies) - set(env.possible_agents)
-    missing = set(env.possible_agents) - set(policies)
-    if unknown or missing:
-        raise EnvUsageError(
-            f"run_dialogue needs one policy per agent ({', '.join(env.possible_agents)}); "
-            + (f"unknown: {sorted(unknown)}. " if unknown else "")
-            + (f"missing: {sorted(missing)}." if missing else "")
-        )
-    observations, infos = env.reset(seed=seed, options=options)
-    for agent, policy in policies.items():
-        if hasattr(policy, "reset"):
-            # a privileged baseline (an oracle-style reference) is handed the task, as in the single-agent
-            # runner; the episode's variant (the user's intended target) is never handed to the assistant
-            task = env.task if getattr(policy, "privileged", False) else None
-            policy.reset(observations[agent], infos[agent], task=task, seed=seed)
-    rewards: dict[str, float] = {}
-    while env.agents:
-        turn = env.log.turn
-        policy = policies[turn]
-        act = policy.act if hasattr(policy, "act") else policy
-        actions = dict.fromkeys(env.agents, "")
-        actions[turn] = act(observations[turn], infos[turn])
-        observations, rewards, _, _, infos = env.step(actions)
+    """Play one dialogue with a policy per role (see :func:`run_turns`) and return its end: rewards,
+    termination reason, the assistant's verdict and reward components, the user's, the simulator errors
+    and the episode's :class:`~tooltrap.envs.core.Trace` (``.to_dict()`` for JSON)."""
+    rewards, infos = run_turns(env, policies, seed=seed, options=options)
     return {
         "rewards": rewards,
         "termination_reason": infos[ASSISTANT]["termination_reason"],
