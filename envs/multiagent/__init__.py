@@ -23,6 +23,7 @@ from tooltrap.envs.core import EnvUsageError, UnknownNameError
 #: env name -> its module (the PettingZoo-style factories)
 ENVS: dict[str, str] = {
     "sabench_dialogue_v0": "tooltrap.envs.multiagent.sabench_dialogue_v0",
+    "sentry_arena_v0": "tooltrap.envs.multiagent.sentry_arena_v0",
 }
 
 

@@ -141,7 +141,7 @@ def test_unknown_reset_options_are_typed_errors():
 
 
 def test_factories_and_the_registry():
-    assert set(ENVS) == {"sabench_dialogue_v0"}
+    assert set(ENVS) == {"sabench_dialogue_v0", "sentry_arena_v0"}
     par = make("sabench_dialogue_v0", ambiguous=True)
     assert isinstance(par, SABenchDialogueEnv) and par.possible_agents == ["assistant", "user"]
     aec = make("sabench_dialogue_v0", aec=True, ambiguous=True)

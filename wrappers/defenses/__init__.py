@@ -23,7 +23,7 @@ from .base import DEFENSES, Defense, DefenseEntry, add_defense, apply_defense, r
 from .confirmation import ConfirmationGate, ConfirmationPrompt, SimulatedPrincipal, confirmation_policy
 from .interceptor import OPERATING_POINTS, Interceptor
 from .preview import WritePreview
-from .trust_gate import Caution, TrustGate
+from .trust_gate import Caution, TGCCGatePolicy, TrustGate
 
 add_defense(
     "preview-gate",
@@ -47,6 +47,7 @@ __all__ = [
     "Defense",
     "DefenseEntry",
     "SimulatedPrincipal",
+    "TGCCGatePolicy",
     "TrustGate",
     "WritePreview",
     "add_defense",
