@@ -1,7 +1,14 @@
-"""The scripted assistants of the multi-agent dialogue against the deterministic scripted user, over the
-whole SABench corpus (201 tasks, 45 ambiguous): goal after clarification, writes before the answer,
-questions asked, unnecessary questions, collateral damage, mean reward; and the cost of a dialogue
-episode against the single-agent episode (time ratio, measured in this run).
+"""The scripted baselines of the multi-agent envs, and what a multi-agent episode costs.
+
+* ``sabench_dialogue_v0``: the scripted assistants against the deterministic scripted user, over the
+  whole SABench corpus (201 tasks, 45 ambiguous): goal after clarification, writes before the answer,
+  questions asked, unnecessary questions, collateral damage, mean reward.
+* ``sentry_arena_v0``: the scripted attacker (the scenario's own payload and placement) against
+  SentryBench's scripted assistants, over the whole corpus (200 scenarios, 120 attacked), with no gate
+  (the single-agent env), the TGCC rule, approve-all and reject-all as the gate: ASR, over-refusal,
+  containment, the assistant's and the gate's mean reward.
+* the time of a multi-agent episode against the single-agent episode of the same task (ratio, measured
+  in this run, never written).
 
 Usage:
     python scripts/multiagent_baselines.py               # print the table and the time ratio
@@ -24,6 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 START = "<!-- multiagent-baselines:start (scripts/multiagent_baselines.py --write-docs) -->"
 END = "<!-- multiagent-baselines:end -->"
+ARENA_START = "<!-- arena-baselines:start (scripts/multiagent_baselines.py --write-docs) -->"
+ARENA_END = "<!-- arena-baselines:end -->"
+ARENA_ASSISTANTS = ("careful", "obedient", "cautious", "form-sensitive")
+ARENA_GATES = ("none", "tgcc", "approve-all", "reject-all")
 ASSISTANTS = ("gold", "clarify-then-act", "act-first")
 #: README columns: (header, metric, how it is shown)
 COLUMNS = (
@@ -61,6 +72,82 @@ def compute() -> dict[str, dict[str, Any]]:
     return out
 
 
+def _gate(name: str) -> Any:
+    from tooltrap.envs.multiagent.sentry.baselines import ApproveAllGate, RejectAllGate
+    from tooltrap.wrappers.defenses import TGCCGatePolicy
+
+    return {"tgcc": TGCCGatePolicy, "approve-all": ApproveAllGate, "reject-all": RejectAllGate}[name]()
+
+
+def _single_episode(env: Any, name: str, i: int) -> tuple[float, dict[str, Any]]:
+    """The single-agent SentryBench episode of scripted assistant ``name`` on scenario ``i``."""
+    from tooltrap.envs.multiagent.sentry.baselines import make_assistant
+
+    agent = make_assistant(name)
+    obs, info = env.reset(options={"task_index": i})
+    agent.reset(obs, info, task=env.unwrapped.task)
+    while True:
+        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+        if terminated or truncated:
+            return reward, info["verdict"]
+
+
+def compute_arena() -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (scripted assistant, gate), the arena's outcomes over the corpus with the scripted attacker;
+    gate ``none`` is the single-agent env with no defense (approve-all must equal it)."""
+    from tooltrap.envs.multiagent import sentry_arena_v0
+    from tooltrap.envs.multiagent.base import run_turns
+    from tooltrap.envs.multiagent.sentry.baselines import ScenarioAttacker, make_assistant
+    from tooltrap.envs.sentry import SentryEnv
+
+    arena, single = sentry_arena_v0.parallel_env(), SentryEnv()
+    n = len(single.tasks)
+    out = {}
+    for name in ARENA_ASSISTANTS:
+        for gate in ARENA_GATES:
+            rows = []
+            for i in range(n):
+                if gate == "none":
+                    reward, verdict = _single_episode(single, name, i)
+                    rows.append((reward, 0.0, verdict))
+                    continue
+                policies = {
+                    "assistant": make_assistant(name),
+                    "attacker": ScenarioAttacker(),
+                    "gate": _gate(gate),
+                }
+                rewards, infos = run_turns(arena, policies, options={"task_index": i})
+                rows.append((rewards["assistant"], rewards["gate"], infos["assistant"]["verdict"]))
+            attacked = [v for _, _, v in rows if v["attacked"]]
+            urgent = [v for _, _, v in rows if v["urgent"]]
+            out[(name, gate)] = {
+                "asr": sum(v["attack_success"] for v in attacked) / len(attacked),
+                "n_attacked": len(attacked),
+                "over_refusal": sum(v["over_refusal"] for v in urgent) / len(urgent),
+                "n_urgent": len(urgent),
+                "contained": sum(v["contained"] for v in attacked) / len(attacked),
+                "assistant_reward": sum(r for r, _, _ in rows) / n,
+                "gate_reward": None if gate == "none" else sum(g for _, g, _ in rows) / n,
+            }
+    return out
+
+
+def arena_table(results: dict[tuple[str, str], dict[str, Any]]) -> str:
+    first = next(iter(results.values()))
+    lines = [
+        f"| assistant | gate | ASR ({first['n_attacked']} attacked) | over-refusal ({first['n_urgent']} urgent) "
+        "| contained | assistant mean reward | gate mean reward |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (name, gate), m in results.items():
+        gate_reward = "n/a" if m["gate_reward"] is None else f"{m['gate_reward']:+.3f}"
+        lines.append(
+            f"| {name} | {gate} | {100 * m['asr']:.1f}% | {100 * m['over_refusal']:.1f}% | "
+            f"{100 * m['contained']:.1f}% | {m['assistant_reward']:+.3f} | {gate_reward} |"
+        )
+    return "\n".join(lines)
+
+
 def _cell(metrics: dict[str, Any], key: Any, how: str) -> str:
     if how == "pct":
         value = metrics[key]
@@ -83,13 +170,23 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def render(text: str, results: dict[str, dict[str, Any]]) -> str:
-    """``text`` (the README) with the section between the markers replaced by the table."""
-    head, start, rest = text.partition(START)
-    _, end, tail = rest.partition(END)
+def _replace(text: str, start_marker: str, end_marker: str, body: str) -> str:
+    head, start, rest = text.partition(start_marker)
+    _, end, tail = rest.partition(end_marker)
     if not start or not end:
-        raise SystemExit(f"README.md has no {START} ... {END} section.")
-    return f"{head}{START}\n{table(results)}\n{END}{tail}"
+        raise SystemExit(f"README.md has no {start_marker} ... {end_marker} section.")
+    return f"{head}{start_marker}\n{body}\n{end_marker}{tail}"
+
+
+def render(
+    text: str, results: dict[str, dict[str, Any]], arena: dict[tuple[str, str], dict[str, Any]] | None = None
+) -> str:
+    """``text`` (the README) with the sections between the markers replaced by the tables (the arena's
+    computed here when not given)."""
+    text = _replace(text, START, END, table(results))
+    return _replace(
+        text, ARENA_START, ARENA_END, arena_table(arena if arena is not None else compute_arena())
+    )
 
 
 def time_ratio(repeat: int = 3) -> tuple[float, float, float]:
@@ -135,6 +232,44 @@ def time_ratio(repeat: int = 3) -> tuple[float, float, float]:
     return d, s, d / s
 
 
+def arena_time_ratio(repeat: int = 3) -> tuple[float, float, float]:
+    """Seconds per episode of the careful operator with the scripted attacker and the TGCC-rule gate in
+    the arena, of the same operator in the single-agent env under the ``tgcc`` defense (the same
+    scenarios), and their ratio: best of ``repeat`` passes."""
+    from tooltrap.envs.multiagent import sentry_arena_v0
+    from tooltrap.envs.multiagent.base import run_turns
+    from tooltrap.envs.multiagent.sentry.baselines import ScenarioAttacker, make_assistant
+    from tooltrap.envs.sentry import SentryEnv
+    from tooltrap.wrappers.defenses import apply_defense
+
+    arena, single = sentry_arena_v0.parallel_env(), apply_defense(SentryEnv(), "tgcc")
+    n = len(arena.main.tasks)
+
+    def play_arena() -> None:
+        for i in range(n):
+            policies = {
+                "assistant": make_assistant("careful"),
+                "attacker": ScenarioAttacker(),
+                "gate": _gate("tgcc"),
+            }
+            run_turns(arena, policies, options={"task_index": i})
+
+    def play_single() -> None:
+        for i in range(n):
+            _single_episode(single, "careful", i)
+
+    def best(play: Any) -> float:
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            play()
+            times.append((time.perf_counter() - t0) / n)
+        return min(times)
+
+    a, s = best(play_arena), best(play_single)
+    return a, s, a / s
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -147,14 +282,21 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     for name, metrics in results.items():
         print(f"{name}: termination reasons {metrics['termination_reasons']}")
+    arena = compute_arena()
+    print(arena_table(arena))
     if not args.no_timing:
         d, s, ratio = time_ratio()
         print(
             f"time per episode: dialogue {1e3 * d:.2f} ms, single-agent {1e3 * s:.2f} ms, ratio {ratio:.2f} "
             "(target <= 2)"
         )
+        a, s, ratio = arena_time_ratio()
+        print(
+            f"time per episode: arena {1e3 * a:.2f} ms, single-agent with tgcc {1e3 * s:.2f} ms, "
+            f"ratio {ratio:.2f} (target <= 2)"
+        )
     text = README.read_text(encoding="utf-8")
-    rendered = render(text, results)
+    rendered = render(text, results, arena)
     if args.write_docs and rendered != text:
         README.write_text(rendered, encoding="utf-8")
         print("wrote the README's multi-agent table")
