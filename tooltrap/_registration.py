@@ -17,6 +17,9 @@ REPORT_MODULES: dict[str, str] = {
     "episem": "tooltrap.wrappers.eval.episem.report",
     "sentry": "tooltrap.wrappers.eval.sentry.report",
     "agentprop": "tooltrap.wrappers.eval.agentprop.report",
+    # the multi-agent envs' per-role reports (their runs' records name the env as their benchmark)
+    "sabench_dialogue_v0": "tooltrap.wrappers.eval.sabench.dialogue",
+    "sentry_arena_v0": "tooltrap.wrappers.eval.sentry.arena",
 }
 
 

@@ -96,10 +96,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tooltrap import benchmark_report
     from tooltrap.agents import PREFIXES, make_agent
     from tooltrap.envs.core import EnvUsageError
+    from tooltrap.envs.multiagent import ENVS as MULTIAGENT_ENVS
     from tooltrap.evaluate import ProviderUnreachableError, evaluate
     from tooltrap.wrappers.eval.report import system_outcome_counts
     from tooltrap.wrappers.eval.run import check_out_dir, read_summary
 
+    if args.env_id in MULTIAGENT_ENVS:
+        return _eval_multiagent(args)
+    # one policy plays a single-agent env: ROLE=POLICY is the multi-agent form
+    agents = args.agent or ["act-first"]
+    if len(agents) > 1:
+        raise EnvUsageError(
+            f"{args.env_id} is a single-agent env: give one --agent (got {len(agents)}: {', '.join(agents)})"
+        )
+    args.agent = agents[0]
+    role, eq, _ = args.agent.partition("=")
+    if eq and not args.agent.startswith(PREFIXES) and role.isidentifier():
+        raise EnvUsageError(
+            f"--agent {args.agent}: ROLE=POLICY is for the multi-agent envs ({', '.join(MULTIAGENT_ENVS)}); "
+            f"{args.env_id} takes one policy, e.g. --agent gold"
+        )
     # what costs nothing is checked before an env is built or a model is loaded
     if args.protocol and (args.variant or args.variants):
         raise EnvUsageError("--protocol chooses the grid points itself; drop --variant/--variants")
@@ -177,6 +193,117 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not model_level:
         print(
             f"error: every episode ({len(records)}) ended at the provider ({reasons}): no model-level result. "
+            "Check --base-url and the server; rerun the same command to retry them.",
+            file=sys.stderr,
+        )
+        return PROVIDER
+    return 0
+
+
+def parse_role_agents(env_id: str, specs: list[str]) -> dict[str, str]:
+    """``--agent ROLE=POLICY`` flags of a multi-agent env: role -> policy spec, in the env's role order,
+    the env's scripted default for each role not given.
+
+    Raises:
+        UnknownNameError: A role the env does not have (with a did-you-mean).
+        EnvUsageError: A flag without ``ROLE=``, a role given twice, an empty policy.
+    """
+    from tooltrap.agents.roles import default_policies
+    from tooltrap.envs.core import EnvUsageError, UnknownNameError
+
+    defaults = default_policies(env_id)
+    roles = list(defaults)
+    given: dict[str, str] = {}
+    for spec in specs:
+        role, eq, policy = spec.partition("=")
+        if not eq:
+            raise EnvUsageError(
+                f"--agent {spec}: {env_id} is a multi-agent env; give ROLE=POLICY for each role you set "
+                f"(roles: {', '.join(roles)}), e.g. --agent {roles[0]}={defaults[roles[0]]}"
+            )
+        role = role.strip()
+        if role not in roles:
+            raise UnknownNameError(f"role of {env_id}", role, roles, hint=f"Roles: {', '.join(roles)}.")
+        if role in given:
+            raise EnvUsageError(
+                f"--agent {role}= is given twice ({given[role]} and {policy}): one policy per role"
+            )
+        if not policy:
+            raise EnvUsageError(f"--agent {spec}: name the {role}'s policy, e.g. {role}={defaults[role]}")
+        given[role] = policy
+    return {role: given.get(role, defaults[role]) for role in roles}
+
+
+def _eval_multiagent(args: argparse.Namespace) -> int:
+    """``tooltrap eval`` of a multi-agent env: one policy per role (see :func:`parse_role_agents`)."""
+    from tooltrap._multiagent import evaluate_roles
+    from tooltrap.agents.roles import describe_policy, make_role_policy
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.wrappers.eval.run import check_out_dir, read_summary
+
+    env_id = args.env_id
+    # what the multi-agent runner does not do is refused before anything runs, naming the flag
+    unsupported = [
+        (args.protocol, "--protocol"),
+        (args.variant or args.variants, "--variant/--variants"),
+        (args.mitigation not in (None, "none"), "--defense (the arena's gate is a role: --agent gate=...)"),
+        (args.harness != "native", "--harness"),
+        (args.concurrency > 1, "--concurrency"),
+    ]
+    for given, flag in unsupported:
+        if given:
+            raise EnvUsageError(f"{flag} does not apply to the multi-agent env {env_id}")
+    specs = parse_role_agents(env_id, args.agent)
+    models = [role for role, spec in specs.items() if spec.startswith(("openai:", "hf:"))]
+    if args.base_url and not any(specs[r].startswith("openai:") for r in models):
+        raise EnvUsageError("--base-url is the server of an openai:MODEL role; no role is played by one")
+    agent_kwargs = parse_env_args(args.agent_arg, flag="--agent-arg")
+    if agent_kwargs and not models:
+        raise EnvUsageError("--agent-arg sets a model role's options; every role here is scripted")
+    check_out_dir(Path(args.out))
+    env_kwargs = parse_env_args(args.env_arg)
+    policies: dict[str, tuple[str, Any]] = {}
+    identities: dict[str, dict[str, Any]] = {}
+    for role, spec in specs.items():
+        kwargs = dict(agent_kwargs) if role in models else {}
+        if spec.startswith("openai:") and args.base_url:
+            kwargs["base_url"] = args.base_url
+        policy = make_role_policy(env_id, role, spec, **kwargs)
+        policies[role] = (spec, policy)
+        # how a model is reached may change between a run and its resumption: not part of its identity
+        identities[role] = {k: v for k, v in describe_policy(policy, spec).items() if k != "base_url"}
+        if spec.startswith("openai:"):
+            print(f"{role}={spec}: requests go to {policy.describe().get('base_url')}", file=sys.stderr)
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    records = evaluate_roles(
+        env_id,
+        policies,
+        args.out,
+        seed=args.seed,
+        tasks=args.tasks,
+        env_kwargs=env_kwargs,
+        identities=identities,
+        log=log,
+        resamples=args.resamples,
+    )
+    if not records:
+        print("error: no episodes were run", file=sys.stderr)
+        return 1
+    from tooltrap import benchmark_report
+
+    report = benchmark_report(env_id)
+    summary = read_summary(args.out)
+    scored = [r for r in records if not r.get("void") and not r.get("system_outcome")]
+    _print_table(
+        f"{' '.join(f'{r}={s}' for r, s in specs.items())} on {env_id}: {len(scored)} scored episodes "
+        f"(+{len(records) - len(scored)} void or system-level, counted apart)",
+        {k: v for k, v in summary.items() if k != "system_outcomes"},
+        report.cluster_label,
+        report.plain_metrics,
+    )
+    if not scored and any(r.get("system_outcome") for r in records):
+        print(
+            f"error: every episode ({len(records)}) ended at the provider: no model-level result. "
             "Check --base-url and the server; rerun the same command to retry them.",
             file=sys.stderr,
         )
@@ -330,12 +457,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tooltrap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser("eval", help="run an agent over a benchmark's tasks and print the report")
-    ev.add_argument("env_id", help="e.g. SABench-Calendar-v0")
+    ev.add_argument("env_id", help="e.g. SABench-Calendar-v0, or a multi-agent env: sabench_dialogue_v0")
     ev.add_argument(
         "--agent",
-        default="act-first",
+        action="append",
+        default=[],
         help="a scripted baseline (gold, act-first, careful, trusting ...: tooltrap list shows them all), "
-        "hf:CHECKPOINT or openai:MODEL",
+        "hf:CHECKPOINT or openai:MODEL (default act-first); on a multi-agent env (sabench_dialogue_v0, "
+        "sentry_arena_v0) ROLE=POLICY, once per role you set (the others play the env's scripted policy)",
     )
     ev.add_argument(
         "--out", required=True, help="output folder (episodes.jsonl, summary.json); reruns resume"

@@ -257,8 +257,9 @@ def _origin(factory: AgentFactory) -> str:
 
 
 def benchmarks_with_baseline(name: str) -> list[str]:
-    """The benchmarks that register a baseline called ``name``, in registration order."""
-    return [bench for bench, table in BASELINES.items() if name in table]
+    """The benchmarks that register a baseline called ``name``, sorted: registration order depends on
+    which modules a process happened to import first, and messages naming them must not."""
+    return sorted(bench for bench, table in BASELINES.items() if name in table)
 
 
 _PACKAGED_LOADED = False

@@ -19,6 +19,29 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from .base import TurnBasedAEC
 from .sabench.dialogue import SABenchDialogueEnv
 
+#: role -> name -> ``"module:attribute"`` of the scripted policies ``tooltrap eval`` offers for each role
+#: (resolved by :mod:`tooltrap.agents.roles`, so that a policy living above the envs can be named here)
+ROLE_POLICIES: dict[str, dict[str, str]] = {
+    "assistant": {
+        "gold": "tooltrap.envs.multiagent.sabench.baselines:DialogueGold",
+        "act-first": "tooltrap.envs.multiagent.sabench.baselines:ActFirst",
+        "clarify-then-act": "tooltrap.envs.multiagent.sabench.baselines:ClarifyThenAct",
+    },
+    "user": {"scripted": "tooltrap.envs.multiagent.sabench.users:ScriptedUser"},
+}
+#: the policy of each role the command does not set: the env's deterministic reference
+DEFAULT_POLICIES: dict[str, str] = {"assistant": "gold", "user": "scripted"}
+
+#: the system prompt of a model playing a text role (its observations carry the task itself)
+ROLE_PROMPTS: dict[str, str] = {
+    "user": (
+        "You are the user of an assistant that acts on your email, calendar and tickets. Your first "
+        "message says what you asked and what you meant. When the assistant asks a question, answer "
+        "it in one short sentence that says which item you meant, in your own words: never name a tool, "
+        "an argument or a call. Send ###STOP### to end the conversation."
+    ),
+}
+
 
 def parallel_env(**kwargs: Any) -> SABenchDialogueEnv:
     """The dialogue as a PettingZoo ``ParallelEnv`` (every keyword of :class:`SABenchDialogueEnv`)."""
@@ -36,4 +59,13 @@ def env(**kwargs: Any) -> AECEnv:
     return OrderEnforcingWrapper(raw_env(**kwargs))
 
 
-__all__ = ["SABenchDialogueEnv", "TurnBasedAEC", "env", "parallel_env", "raw_env"]
+__all__ = [
+    "DEFAULT_POLICIES",
+    "ROLE_POLICIES",
+    "ROLE_PROMPTS",
+    "SABenchDialogueEnv",
+    "TurnBasedAEC",
+    "env",
+    "parallel_env",
+    "raw_env",
+]

@@ -497,7 +497,11 @@ def run_benchmark(
     name = named[0]
     if name is not None and not isinstance(name, str):
         raise RunFolderError(f"{directory}: the benchmark's name is a {type(name).__name__}, not a string")
-    plain = registered_env_id(env_id, allow_modules=allow_modules) if env_id else None
+    from tooltrap.envs.multiagent import ENVS as MULTIAGENT_ENVS
+
+    # a multi-agent env is no gymnasium id: its records name it as their benchmark (its report's key)
+    multiagent = env_id in MULTIAGENT_ENVS
+    plain = registered_env_id(env_id, allow_modules=allow_modules) if env_id and not multiagent else None
     if name is None and plain is not None:
         import gymnasium as gym
 
