@@ -162,7 +162,10 @@ def threaded(
         thread.start()
     try:
         for thread in threads:
-            thread.join()
+            # a join with a timeout, in a loop: a Ctrl-C the kernel hands to a worker thread only sets
+            # Python's flag, and a main thread blocked in an untimed join would never look at it
+            while thread.is_alive():
+                thread.join(0.1)
     except BaseException:
         stop.set()
         raise
