@@ -344,19 +344,17 @@ def _inflated(tmp_path, copies: int):
 
 
 def test_runaway_calls_are_bounded(tmp_path):
-    import time
-
+    # (how long such a step takes is measured by scripts/bench_hostile.py as a ratio, not asserted here:
+    # a wall-clock bound fails on a busy machine for the wrong reason)
     env = make_env("calendar")
     env.reset(options={"task_id": CASCADE})
     event = next(iter(env.state.collection("events")))
     before = env.state.hash()
     emails = [f"u{i}@x.io" for i in range(2200)]  # one call just under the action limit
-    start = time.perf_counter()
     for _ in range(4):  # (a fifth failed step in a row would truncate the episode)
         obs, *_ = env.step(act("calendar_add_attendees", event_id=event, emails=emails))
         error = json.loads(obs)["error"]
         assert error["type"] == "invalid_arguments" and "at most 50" in error["message"]
-    assert time.perf_counter() - start < 1.0
     assert env.state.hash() == before
     env.reset(options={"task_id": CASCADE})
     for chunk in range(0, 250, 50):  # within the bounds, calls add up to the calendar's event limit
