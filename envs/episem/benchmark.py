@@ -80,6 +80,10 @@ JSON list of them).
 Current time: {now}."""
 
 
+#: a read call's dependence (which atoms its result shows) is cached for arguments up to this long
+MAX_CACHED_ARGUMENT_CHARS = 1_000
+
+
 class EvidenceVariant(Variant):
     """How a twin pair is played.
 
@@ -250,8 +254,12 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
         """For a read call on the initial state of ``world``: atom id -> the result paths that show it
         (empty for atoms it does not show): those perturbation finds and those the tool declares as
         derived from the atom's field. Raises ``ToolCallError`` when the call fails."""
-        key = (world, name, canonical_json(arguments))
-        found = self._dependence.lookup(task, key)
+        text = canonical_json(arguments)
+        key = (world, name, text)
+        # the judge asks about every read an agent made: arguments as long as an action are computed,
+        # not stored (65,536 entries of 30,000-character keys would be gigabytes)
+        cached = len(text) <= MAX_CACHED_ARGUMENT_CHARS
+        found = self._dependence.lookup(task, key) if cached else None
         if found is not None:
             return found
         state = world_state(task, world)
@@ -266,7 +274,7 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
                 out[atom.id] = ["$"]
             else:
                 out[atom.id] = sorted({*paths, *spec.derived_paths(result, {atom.predicate})})
-        return self._dependence.store(task, key, out)
+        return self._dependence.store(task, key, out) if cached else out
 
     def read_calls(self, task: EpiSEMTask) -> list[ToolCall]:
         """Every read call the self-check and the exposure derivation consider: the careful agent's
