@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+import tooltrap
 from scripts.fuzz import MAX_RSS_GROWTH_MB, run_fuzz
 
 #: per benchmark; the settings are cycled per episode, so every one is played hundreds of times
@@ -23,3 +24,20 @@ def test_fuzzed_actions_raise_nothing_and_failed_calls_change_nothing(benchmark)
     assert out["state_changes_after_failed_calls"] == 0
     assert out["settings_seen"] == out["settings"]  # every env id x defense x variant value was played
     assert out["rss_growth_mb"] < MAX_RSS_GROWTH_MB
+
+
+def test_the_fuzz_plays_every_env_id_variant_axis_and_defense():
+    from scripts.fuzz import env_ids, settings
+
+    assert env_ids(["all"]) == list(tooltrap.ENV_IDS)  # every registered env id, once
+    plan = settings(env_ids(["SentryBench-v0", "AgentProp-v0", "EpiSEM-v0"]))
+    played = {(s.env_id, s.defense, v) for s in plan for v in s.variant}
+    sentry = {(d, v) for e, d, v in played if e == "SentryBench-v0"}
+    assert {("none", ("attack", "on")), ("caution", ("attack", "off")), ("tgcc", ("attack", "on"))} <= sentry
+    agentprop = {(d, v) for e, d, v in played if e == "AgentProp-v0"}
+    for point in ("interceptor", "interceptor-output-only", "interceptor-tuned", "interceptor-packaged"):
+        for injection in ("none", "type_mismatch", "out_of_range", "missing_required", "semantic_wrong"):
+            assert (point, ("injection", injection)) in agentprop
+    episem = {v for e, _, v in played if e == "EpiSEM-v0"}
+    assert {("world", "safe"), ("condition", "recoverable"), ("mask", "random"), ("mask", ())} <= episem
+    assert "confirm-gate" in {s.defense for s in settings(["SABench-Email-v0"])}
