@@ -20,7 +20,8 @@ from enum import StrEnum
 from typing import Any
 
 #: Up to this many options every one is compared with the word (difflib's ratio, as ``get_close_matches``
-#: does); beyond it the comparison is bounded: these first options plus those one edit away.
+#: does); beyond it the comparison is bounded: these first options, those one edit away and the word's
+#: prefixes (:func:`close_matches`).
 FULL_SCAN_OPTIONS = 64
 #: Words longer than this get no one-edit candidates (an id, a key or a name is far shorter; the
 #: candidates would number thousands): only the first :data:`FULL_SCAN_OPTIONS` options are compared.
@@ -62,12 +63,12 @@ def close_matches(
     With at most :data:`FULL_SCAN_OPTIONS` options, every one is compared, exactly as difflib does. With
     more (an agent's unknown id among a collection of 100,000 records), only the first
     :data:`FULL_SCAN_OPTIONS`, those one edit away from the word (a deletion, a transposition, a
-    substitution or an insertion: what a mistyped id usually is) and the word's prefixes are compared
-    (found by membership, so a mapping or a set answers in constant time per edit): a few hundred dictionary look-ups and some
-    seventy comparisons, the same for 40 options and for a million. The suggestions are deterministic:
-    the candidates do not depend on a set's iteration order, and difflib ranks them by score, then by
-    text. ``ignore_case`` compares lower-cased text and returns the options as spelt (lower-casing
-    every option first: for names, not for a collection of records).
+    substitution or an insertion: what a mistyped id usually is) and the word's prefixes are compared,
+    found by membership (a mapping or a set answers each in constant time): some hundreds of look-ups
+    and some seventy comparisons, the same for 40 options and for a million. The suggestions are
+    deterministic: the candidates do not depend on a set's iteration order, and difflib ranks them by
+    score, then by text. ``ignore_case`` compares lower-cased text and returns the options as spelt
+    (lower-casing every option first: for names, not for a collection of records).
     """
     word = str(word)
     if not isinstance(options, Collection) or isinstance(options, str):
