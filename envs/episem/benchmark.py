@@ -5,6 +5,7 @@ and the env factory."""
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -80,8 +81,9 @@ JSON list of them).
 Current time: {now}."""
 
 
-#: a read call's dependence (which atoms its result shows) is cached for arguments up to this long
-MAX_CACHED_ARGUMENT_CHARS = 1_000
+#: a read call's dependence (which atoms its result shows) is cached under its arguments' JSON up to
+#: this long, under the JSON's digest beyond
+MAX_KEY_ARGUMENT_CHARS = 1_000
 
 
 class EvidenceVariant(Variant):
@@ -255,11 +257,12 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
         (empty for atoms it does not show): those perturbation finds and those the tool declares as
         derived from the atom's field. Raises ``ToolCallError`` when the call fails."""
         text = canonical_json(arguments)
+        # the judge asks about every read an agent made: arguments as long as an action are keyed by
+        # their digest (65,536 entries of 30,000-character keys would be gigabytes)
+        if len(text) > MAX_KEY_ARGUMENT_CHARS:
+            text = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         key = (world, name, text)
-        # the judge asks about every read an agent made: arguments as long as an action are computed,
-        # not stored (65,536 entries of 30,000-character keys would be gigabytes)
-        cached = len(text) <= MAX_CACHED_ARGUMENT_CHARS
-        found = self._dependence.lookup(task, key) if cached else None
+        found = self._dependence.lookup(task, key)
         if found is not None:
             return found
         state = world_state(task, world)
@@ -274,7 +277,7 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
                 out[atom.id] = ["$"]
             else:
                 out[atom.id] = sorted({*paths, *spec.derived_paths(result, {atom.predicate})})
-        return self._dependence.store(task, key, out) if cached else out
+        return self._dependence.store(task, key, out)
 
     def read_calls(self, task: EpiSEMTask) -> list[ToolCall]:
         """Every read call the self-check and the exposure derivation consider: the careful agent's
