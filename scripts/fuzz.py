@@ -442,7 +442,11 @@ def _worker(job: tuple[int, int, tuple[Setting, ...]]) -> dict[str, Any]:
     worker.run(min(n, 200))  # warm-up: imports, caches and the first envs, before memory is measured
     rss_start = _rss_mb()
     start = time.perf_counter()
-    worker.run(max(n - 200, 0))
+    rest = max(n - 200, 0)
+    curve = []  # RSS after each tenth of the run: flat, or growing (a leak shows as a slope)
+    for tenth in range(10):
+        worker.run(rest * (tenth + 1) // 10 - rest * tenth // 10)
+        curve.append(round(_rss_mb()))
     seconds = time.perf_counter() - start
     return {
         "actions": n,
@@ -460,6 +464,7 @@ def _worker(job: tuple[int, int, tuple[Setting, ...]]) -> dict[str, Any]:
         "slowest_with_gc_s": worker.slowest_with_gc,
         "longest_gc_pause_s": worker.pauses.longest,
         "rss_start_mb": rss_start,
+        "rss_curve_mb": curve,
         "rss_end_mb": (end := _rss_mb()),
         # (the kernel's peak and /proc's resident count pages a little differently: never below the end)
         "rss_peak_mb": max(end, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -514,6 +519,7 @@ def run_fuzz(
             (round(p["rss_start_mb"]), round(p["rss_end_mb"]), round(p["rss_peak_mb"])) for p in parts
         ],
         "rss_growth_mb": max(p["rss_end_mb"] - p["rss_start_mb"] for p in parts),
+        "rss_curve_mb": [p["rss_curve_mb"] for p in parts],
     }
 
 
@@ -536,6 +542,8 @@ def _report(out: dict[str, Any]) -> Iterator[str]:
     )
     rss = ", ".join(f"{a} -> {b} MB (peak {c})" for a, b, c in out["rss_mb"])
     yield f"  memory per worker, start -> end: {rss}; growth at most {out['rss_growth_mb']:.0f} MB"
+    for i, curve in enumerate(out["rss_curve_mb"]):
+        yield f"    worker {i}, RSS after each tenth of the run (MB): {' '.join(map(str, curve))}"
     for kind, sample in out["exception_samples"].items():
         yield f"--- {kind}\n{sample}"
 
