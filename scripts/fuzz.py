@@ -350,8 +350,10 @@ class _Worker:
         )
 
     def reset(self) -> tuple[gym.Env, Setting, dict[str, Any]]:
-        """The next setting's env, reset on a random task (retried on the next setting if it raises)."""
-        while True:
+        """The next setting's env, reset on a random task (retried on the next setting if it raises;
+        when every setting raises in a row, the run cannot go on: the last exception is re-raised)."""
+        failure: Exception = RuntimeError("no setting to play")
+        for _ in range(len(self.plan)):
             setting = self.plan[self.next_setting]
             self.next_setting = (self.next_setting + 1) % len(self.plan)
             env = self._env(setting)
@@ -364,9 +366,11 @@ class _Worker:
                 _, info = env.reset(seed=self.rng.randrange(10**6), options=options)
             except Exception as exc:  # a reset with valid options must not raise
                 self._fail("reset", exc, options, setting)
+                failure = exc
                 continue
             self.episodes += 1
             return env, setting, info
+        raise failure
 
     def store(self, env: gym.Env, info: dict[str, Any], setting: Setting) -> None:
         """Write the ended episode as the run folder would (``json_line``): it must be storable."""
