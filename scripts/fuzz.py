@@ -115,7 +115,9 @@ def variant_axes(env: gym.Env) -> dict[str, tuple[Any, ...]]:
             axes[key] = typing.get_args(hint)
         elif hint is bool:
             axes[key] = (False, True)
-        elif type(None) in typing.get_args(hint):
+        elif type(None) in typing.get_args(hint) and any(
+            typing.get_origin(a) is tuple for a in typing.get_args(hint)
+        ):
             axes[key] = (None, (), "random")
     return axes
 
