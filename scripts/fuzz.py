@@ -20,11 +20,11 @@ given by name cycles its env ids too.
 Prints, per run: actions and actions/s, uncaught exceptions by type (in ``reset``, ``step``, a state
 hash, or the record writer storing the episode: ``json_line`` of its trace and verdict), state changes
 after failed calls (a step whose every call failed must leave the state byte-identical), the slowest
-step (CPU time less garbage-collector pauses; with them; by the clock), and memory (RSS after the set-up and a warm-up, at the end, and the
-peak) per worker. Exit status 1 when there was
-any uncaught exception or state change after a failed call, a step slower than ``MAX_STEP_S``, or RSS
-grown by ``MAX_RSS_GROWTH_MB`` or more (CI runs the 100,000-action version; ``tests/engine/test_fuzz.py``
-runs a sample per benchmark without the timing criteria: the test machines are shared).
+step (CPU time, after ``gc.freeze()`` of the set-up; and by the clock), and memory (RSS after the set-up
+and a warm-up, after each tenth of the run, the peak) per worker. Exit status 1 when there was any
+uncaught exception or state change after a failed call, a step slower than ``MAX_STEP_S``, or RSS grown
+by ``MAX_RSS_GROWTH_MB`` or more (CI runs it over every env id; ``tests/engine/test_fuzz.py`` runs
+100,000 actions per benchmark without the timing criteria: the test machines are shared).
 """
 
 from __future__ import annotations
@@ -58,11 +58,12 @@ from tooltrap.wrappers.eval.run import json_line
 gym.register_envs(tooltrap)
 
 #: issue 24: no hostile action may stall a step (deep nesting, huge numbers, unknown ids among many).
-#: Measured in CPU time of the step's thread, less the garbage collector's pauses inside it: on a shared
-#: machine the clock also counts other processes' turns, and a full collection's pause depends on the
-#: heap, not on the action (the step with the pauses, the longest pause and the clock are reported too).
+#: Measured in CPU time of the step's thread (on a shared machine the clock also counts other processes'
+#: turns: the slowest step by the clock is reported beside it), after ``gc.freeze()`` (see ``--no-gc-
+#: freeze``: a full collection's pause depends on the heap, not on the action).
 MAX_STEP_S = 0.050
 MAX_RSS_GROWTH_MB = 200  # nor leak: the whole run over one set of envs per worker
+
 
 #: the largest integer JSON decoding accepts (Python refuses more than 4,300 digits)
 HUGE_INT = int("9" * 4300)
@@ -299,27 +300,6 @@ def _rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-class _CollectorPauses:
-    """Python's garbage-collector pauses in this process (CPU time): a full collection scans the whole
-    heap (every loaded corpus, every env) and lands in whichever step happens to allocate at that
-    moment, whatever the action. A step's own cost is its time less the pauses inside it; the longest
-    pause is reported on its own."""
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self.total = 0.0
-        self._start = 0.0
-        gc.callbacks.append(self._callback)
-
-    def _callback(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._start = time.thread_time()
-        else:
-            pause = time.thread_time() - self._start
-            self.total += pause
-            self.longest = max(self.longest, pause)
-
-
 class _Worker:
     """One process's share: its envs (one per env id and defense, made on first use), its RNG, counts."""
 
@@ -335,9 +315,7 @@ class _Worker:
         self.samples: dict[str, str] = {}
         self.per_setting: Counter[str] = Counter()
         self.state_changes = 0
-        self.pauses = _CollectorPauses()
-        self.slowest = (0.0, "", "")  # (CPU seconds less collector pauses, action, setting)
-        self.slowest_with_gc = 0.0  # the costliest step in CPU time, collector pauses included
+        self.slowest = (0.0, "", "")  # (CPU seconds, action, setting) of the costliest step
         self.slowest_wall = 0.0  # the longest step by the clock (preemption on a shared machine included)
         self.steps = self.episodes = 0
 
@@ -407,10 +385,9 @@ class _Worker:
             self.per_setting[label] += 1
             try:
                 before = base.state.hash()
-                cpu, wall, collected = time.thread_time(), time.perf_counter(), self.pauses.total
+                cpu, wall = time.thread_time(), time.perf_counter()
                 _, _, terminated, truncated, info = env.step(action)
                 cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
-                own = cpu - (self.pauses.total - collected)
                 after = base.state.hash()
             except Exception as exc:  # an uncaught exception (in a step or a state hash) is what it looks for
                 self._fail("step", exc, action, setting)
@@ -418,9 +395,8 @@ class _Worker:
                 tools, ids, acting, ending, label = self._episode(env, setting, info)
                 continue
             self.steps += 1
-            if own > self.slowest[0]:
-                self.slowest = (own, str(action)[:120], label)
-            self.slowest_with_gc = max(self.slowest_with_gc, cpu)
+            if cpu > self.slowest[0]:
+                self.slowest = (cpu, str(action)[:120], label)
             self.slowest_wall = max(self.slowest_wall, wall)
             step = base.trace.steps[-1]
             if (step.error is not None or all(not c.ok for c in step.calls)) and after != before:
@@ -442,18 +418,27 @@ class _Worker:
         return tools, _ids(env), acting, ending, setting.label()
 
 
-def _worker(job: tuple[int, int, tuple[Setting, ...]]) -> dict[str, Any]:
-    n, seed, plan = job
+def _worker(job: tuple[int, int, tuple[Setting, ...], bool]) -> dict[str, Any]:
+    n, seed, plan, freeze = job
     worker = _Worker(seed, plan)
     worker.run(min(n, 200))  # warm-up: imports, caches and the first envs, before memory is measured
-    rss_start = _rss_mb()
-    start = time.perf_counter()
-    rest = max(n - 200, 0)
-    curve = []  # RSS after each tenth of the run: flat, or growing (a leak shows as a slope)
-    for tenth in range(10):
-        worker.run(rest * (tenth + 1) // 10 - rest * tenth // 10)
-        curve.append(round(_rss_mb()))
-    seconds = time.perf_counter() - start
+    if freeze:
+        # the loaded corpora and envs live as long as the process, yet every full collection scans them
+        # (20-60 ms on a shared 2-core machine, in whatever step happens to allocate then): frozen, as a
+        # long-running trainer can freeze them once its envs are made, they are out of its reach
+        gc.freeze()
+    try:
+        rss_start = _rss_mb()
+        start = time.perf_counter()
+        rest = max(n - 200, 0)
+        curve = []  # RSS after each tenth of the run: flat, or growing (a leak shows as a slope)
+        for tenth in range(10):
+            worker.run(rest * (tenth + 1) // 10 - rest * tenth // 10)
+            curve.append(round(_rss_mb()))
+        seconds = time.perf_counter() - start
+    finally:
+        if freeze:
+            gc.unfreeze()  # (a run in the calling process leaves its collector as it was)
     return {
         "actions": n,
         "steps": worker.steps,
@@ -467,8 +452,6 @@ def _worker(job: tuple[int, int, tuple[Setting, ...]]) -> dict[str, Any]:
         "slowest_action": worker.slowest[1],
         "slowest_setting": worker.slowest[2],
         "slowest_wall_s": worker.slowest_wall,
-        "slowest_with_gc_s": worker.slowest_with_gc,
-        "longest_gc_pause_s": worker.pauses.longest,
         "rss_start_mb": rss_start,
         "rss_curve_mb": curve,
         "rss_end_mb": (end := _rss_mb()),
@@ -478,14 +461,21 @@ def _worker(job: tuple[int, int, tuple[Setting, ...]]) -> dict[str, Any]:
 
 
 def run_fuzz(
-    actions: int, workers: int = 2, seed: int = 0, env_id: str | Sequence[str] = "SABench-v0"
+    actions: int,
+    workers: int = 2,
+    seed: int = 0,
+    env_id: str | Sequence[str] = "SABench-v0",
+    *,
+    gc_freeze: bool = True,
 ) -> dict[str, Any]:
     """Run ``actions`` fuzzed actions over ``workers`` processes, cycling every setting of ``env_id``
-    (an env id, a benchmark name, ``all``, or a list of them); the merged figures."""
+    (an env id, a benchmark name, ``all``, or a list of them); the merged figures. ``gc_freeze``: move
+    what the set-up made (corpora, envs) out of the garbage collector's reach (``gc.freeze()``), as a
+    long-running trainer can: a step's time is then the action's, not a full collection's."""
     names = [env_id] if isinstance(env_id, str) else list(env_id)
     plan = tuple(settings(env_ids(names)))
     shares = [actions // workers + (1 if i < actions % workers else 0) for i in range(workers)]
-    jobs = [(share, seed * 1000 + i, plan) for i, share in enumerate(shares)]
+    jobs = [(share, seed * 1000 + i, plan, gc_freeze) for i, share in enumerate(shares)]
     start = time.perf_counter()
     if workers == 1:
         parts = [_worker(jobs[0])]
@@ -519,8 +509,7 @@ def run_fuzz(
         "slowest_action": slowest["slowest_action"],
         "slowest_setting": slowest["slowest_setting"],
         "slowest_wall_s": max(p["slowest_wall_s"] for p in parts),
-        "slowest_with_gc_s": max(p["slowest_with_gc_s"] for p in parts),
-        "longest_gc_pause_s": max(p["longest_gc_pause_s"] for p in parts),
+        "gc_freeze": gc_freeze,
         "rss_mb": [
             (round(p["rss_start_mb"]), round(p["rss_end_mb"]), round(p["rss_peak_mb"])) for p in parts
         ],
@@ -542,9 +531,8 @@ def _report(out: dict[str, Any]) -> Iterator[str]:
     yield f"  state changes after failed calls: {out['state_changes_after_failed_calls']}"
     yield (
         f"  slowest step: {1000 * out['slowest_step_s']:.1f} ms of CPU under {out['slowest_setting']} "
-        f"({out['slowest_action'][:80]!r}); with the garbage collector's pauses "
-        f"{1000 * out['slowest_with_gc_s']:.1f} ms (the longest pause {1000 * out['longest_gc_pause_s']:.1f} "
-        f"ms); by the clock {1000 * out['slowest_wall_s']:.1f} ms"
+        f"({out['slowest_action'][:80]!r}); by the clock {1000 * out['slowest_wall_s']:.1f} ms"
+        + ("" if out["gc_freeze"] else " (no gc.freeze(): full collections of the loaded corpora included)")
     )
     rss = ", ".join(f"{a} -> {b} MB (peak {c})" for a, b, c in out["rss_mb"])
     yield f"  memory per worker, start -> end: {rss}; growth at most {out['rss_growth_mb']:.0f} MB"
@@ -562,9 +550,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    parser.add_argument(
+        "--no-gc-freeze",
+        dest="gc_freeze",
+        action="store_false",
+        help="leave the garbage collector as it comes: its full collections scan the loaded corpora "
+        "(20-60 ms on a shared 2-core machine) inside whatever step allocates then",
+    )
     args = parser.parse_args(argv)
     names = [*args.env_ids, *args.env] or ["SABench-v0"]
-    out = run_fuzz(args.actions, args.workers, args.seed, names)
+    out = run_fuzz(args.actions, args.workers, args.seed, names, gc_freeze=args.gc_freeze)
     for line in _report(out):
         print(line)
     if args.json:
