@@ -6,6 +6,7 @@ release's validation-error shape, the benchmark plug-in, the packaged tasks and 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,7 @@ from tooltrap.envs.core import (
     parse_tasks,
 )
 from tooltrap.envs.core.tasks import read_task_file
+from tooltrap.envs.core.tools import MAX_PROBLEMS
 
 from .injection import inject
 from .judge import AgentPropVerdict, check_answer
@@ -88,12 +90,17 @@ _JSON_TYPES = {
 
 def release_messages(arguments: Any, parameters: dict[str, Any]) -> list[str]:
     """The release's validation report for ``arguments`` under a tool's JSON schema: missing required,
-    unknown parameters, wrong types, integer bounds and enum violations (this library's wording)."""
+    unknown parameters, wrong types, integer bounds and enum violations (this library's wording). Like
+    the engine's validation, it stops at the first ``MAX_PROBLEMS`` (100) problems and says so: 2,000
+    unknown names made a 51,000-character error that the judge then read whole."""
     if not isinstance(arguments, dict):
         return ["Arguments must be a JSON object"]
     properties = parameters.get("properties", {})
     out = [f"Missing required parameter: {p}" for p in parameters.get("required", []) if p not in arguments]
-    out += [f"Unknown parameter: {k}" for k in arguments if k not in properties]
+    unknown = (f"Unknown parameter: {k}" for k in arguments if k not in properties)
+    out += itertools.islice(unknown, MAX_PROBLEMS + 1 - len(out))
+    if len(out) > MAX_PROBLEMS:
+        return [*out[:MAX_PROBLEMS], f"(stopped at the first {MAX_PROBLEMS} problems)"]
     for key, value in arguments.items():
         schema = properties.get(key)
         if schema is None:

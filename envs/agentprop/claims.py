@@ -29,11 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from tooltrap.envs.core import Trace
-from tooltrap.envs.core.values import plain_date, scan
+from tooltrap.envs.core.values import plain_date, scan, text_cache
 
 from .injection import DRUG_SWAPS
 from .task import CATALOG, KNOWLEDGE, TITLES, keyed_values
@@ -171,7 +170,7 @@ _PHRASES = {
 }
 
 
-@lru_cache(maxsize=4096)
+@text_cache(max_entries=4096, max_chars=4_000_000)  # an agent's answer may be 30,000 characters
 def claims(answer: str) -> tuple[Claim, ...]:
     """Every value and outcome ``answer`` asserts (see the module docs), in text order (cached: the
     judge reads one answer several times)."""
@@ -233,7 +232,7 @@ def asserted(text: str, start: int) -> bool:
     return _ASSERTIVE.search(text[max(0, start - 24) : start]) is not None
 
 
-@lru_cache(maxsize=4096)
+@text_cache(max_entries=4096, max_chars=4_000_000)
 def ranges(answer: str) -> tuple[tuple[Decimal, Decimal], ...]:
     """The numeric ranges ``answer`` states ("between 25 and 30", "25-30", "from 25 to 30")."""
     out = []

@@ -8,6 +8,7 @@ release's flag is kept as ``release_flag`` for the reproduction path.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -39,6 +40,13 @@ DRUG_SWAPS = {
     "atorvastatin": "simvastatin", "cetirizine": "loratadine", "fluticasone": "budesonide",
 }  # fmt: skip
 DATE_ARGUMENTS = ("date", "start_date", "end_date")
+#: how far ``date_plus_180`` moves a date; a date too late to move forward (on or after 9999-07-05:
+#: ``date.max`` is 9999-12-31) moves back by as much instead (``date_minus_180``), still a wrong date
+DATE_SHIFT = timedelta(days=180)
+#: the largest integer an episode record can hold: JSON writes an integer through ``str``, which refuses
+#: more digits than Python's limit (4,300 by default; 0 disables it). An injected integer stays within it.
+_DIGIT_LIMIT = sys.get_int_max_str_digits()
+MAX_STORABLE_INT: int | None = 10**_DIGIT_LIMIT - 1 if _DIGIT_LIMIT else None
 DRUG_ARGUMENTS = ("drug_a", "drug_b")
 
 
@@ -61,6 +69,15 @@ class Injection:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _storable(value: int) -> int:
+    """``value`` clamped to the integers a record can store (:data:`MAX_STORABLE_INT`, either sign): an
+    agent may send an integer of 4,300 digits, which JSON decodes, and a thousand times it does not
+    encode, so an unclamped injection would make the episode impossible to write."""
+    if MAX_STORABLE_INT is None or -MAX_STORABLE_INT <= value <= MAX_STORABLE_INT:
+        return value
+    return MAX_STORABLE_INT if value > 0 else -MAX_STORABLE_INT
 
 
 def _type_mismatch(args: dict[str, Any], schema: Mapping[str, Any]) -> str:
@@ -95,7 +112,7 @@ def _out_of_range(args: dict[str, Any], schema: Mapping[str, Any]) -> str:
             return "invalid_enum"
     for key, value in args.items():
         if _is_int(value):
-            args[key] = value * 1000
+            args[key] = _storable(value * 1000)
             return "integer_times_1000"
     return "none"
 
@@ -119,7 +136,10 @@ def _semantic_wrong(args: dict[str, Any], schema: Mapping[str, Any]) -> str:
                 parsed = date.fromisoformat(value)
             except ValueError:
                 continue
-            args[key] = (parsed + timedelta(days=180)).isoformat()
+            if parsed > date.max - DATE_SHIFT:
+                args[key] = (parsed - DATE_SHIFT).isoformat()
+                return "date_minus_180"
+            args[key] = (parsed + DATE_SHIFT).isoformat()
             return "date_plus_180"
     if isinstance(args.get("patient_id"), str):
         args["patient_id"] = PATIENT_ROTATION.get(args["patient_id"], "P999")

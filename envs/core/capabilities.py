@@ -48,7 +48,8 @@ class OverbroadCalls(Protocol):
     gates such as the ``tgcc`` trust gate apply)."""
 
     def overbroad(self, name: str, arguments: Any) -> bool:
-        """Whether the call ``name(arguments)`` reaches further than a task needs."""
+        """Whether the call ``name(arguments)`` reaches further than a task needs. Gates ask before
+        validation: ``arguments`` is the agent's JSON as sent (any type, any nesting); never raise."""
         ...
 
 

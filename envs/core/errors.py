@@ -12,18 +12,100 @@ Two families live here:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import heapq
+import itertools
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from enum import StrEnum
+from typing import Any
+
+#: Up to this many options every one is compared with the word (difflib's ratio, as ``get_close_matches``
+#: does); beyond it the comparison is bounded: these first options, those one edit away and the word's
+#: prefixes (:func:`close_matches`).
+FULL_SCAN_OPTIONS = 64
+#: Words longer than this get no one-edit candidates (an id, a key or a name is far shorter; the
+#: candidates would number thousands): only the first :data:`FULL_SCAN_OPTIONS` options are compared.
+MAX_EDIT_WORD_CHARS = 32
+#: The characters an edit may insert or substitute: at most this many, those of the word and of the
+#: compared options in the order they appear (the word's own first: a lower-case id alphabet is some 40
+#: characters).
+MAX_EDIT_ALPHABET = 48
+
+
+def _one_edit(word: str, alphabet: str) -> Iterator[str]:
+    """Every string one deletion, transposition, substitution or insertion (from ``alphabet``) away."""
+    for i in range(len(word) + 1):
+        head, tail = word[:i], word[i:]
+        if tail:
+            yield head + tail[1:]
+            if len(tail) > 1:
+                yield head + tail[1] + tail[0] + tail[2:]
+            for c in alphabet:
+                yield head + c + tail[1:]
+        for c in alphabet:
+            yield head + c + tail
+
+
+def _first(options: Iterable[str], k: int) -> list[str]:
+    """The first ``k`` options, deterministically: in order for a sequence or a mapping (insertion
+    order), the ``k`` smallest of a set (whose iteration order changes with the hash seed)."""
+    if isinstance(options, AbstractSet):
+        return heapq.nsmallest(k, (str(o) for o in options))
+    return [str(o) for o in itertools.islice(options, k)]
+
+
+def close_matches(
+    word: str, options: Iterable[str], n: int = 3, *, cutoff: float = 0.6, ignore_case: bool = False
+) -> list[str]:
+    """The options closest to ``word`` (``difflib.get_close_matches``: best first, at most ``n``, each
+    at least ``cutoff`` similar), at a cost bounded whatever the number of options.
+
+    With at most :data:`FULL_SCAN_OPTIONS` options, every one is compared, exactly as difflib does. With
+    more (an agent's unknown id among a collection of 100,000 records), only the first
+    :data:`FULL_SCAN_OPTIONS`, those one edit away from the word (a deletion, a transposition, a
+    substitution or an insertion: what a mistyped id usually is) and the word's prefixes are compared,
+    found by membership (a mapping or a set answers each in constant time): some hundreds of look-ups
+    and some seventy comparisons, the same for 40 options and for a million. The suggestions are
+    deterministic: the candidates do not depend on a set's iteration order, and difflib ranks them by
+    score, then by text. ``ignore_case`` compares lower-cased text and returns the options as spelt
+    (lower-casing every option first: for names, not for a collection of records).
+    """
+    word = str(word)
+    if not isinstance(options, Collection) or isinstance(options, str):
+        options = list(options)
+    if ignore_case:
+        # lower-cased text -> the (last) option spelt so; O(options): the callers that ignore case pass
+        # names (env ids, file columns, labels), never a collection an agent's id is looked up in
+        spelt = {str(option).lower(): str(option) for option in options}
+        return [spelt[m] for m in close_matches(word.lower(), spelt, n, cutoff=cutoff)]
+    if len(options) <= FULL_SCAN_OPTIONS:
+        candidates = [str(o) for o in options]
+    else:
+        candidates = _first(options, FULL_SCAN_OPTIONS)
+        if len(word) <= MAX_EDIT_WORD_CHARS:
+            # membership must be constant time: a list or tuple is indexed once (its size is the caller's,
+            # an agent's word cannot make it grow)
+            members: Collection[Any] = options if isinstance(options, Mapping | AbstractSet) else set(options)
+            seen = dict.fromkeys(word + "".join(candidates))
+            alphabet = "".join(itertools.islice(seen, MAX_EDIT_ALPHABET))
+            found = {e for e in _one_edit(word, alphabet) if e in members}
+            # and the word's own prefixes: an id with something appended ('evt_12-copy')
+            found |= {word[:i] for i in range(1, len(word) + 1) if word[:i] in members}
+            candidates = list(dict.fromkeys([*candidates, *sorted(found)]))
+    if not candidates:
+        return []
+    # a word this much longer than every candidate cannot reach the cutoff (ratio <= 2 * shorter /
+    # total): skipping the comparison keeps a 30,000-character word as cheap as a short one
+    longest = max(len(c) for c in candidates)
+    if cutoff > 0 and len(word) > longest * (2 / cutoff - 1):
+        return []
+    return difflib.get_close_matches(word, candidates, n=n, cutoff=cutoff)
 
 
 def did_you_mean(word: str, options: Iterable[str], n: int = 3, *, ignore_case: bool = False) -> str:
-    """Return a "did you mean" suffix for ``word`` among ``options`` ('' when nothing is close)."""
-    if ignore_case:
-        lowered = {o.lower(): o for o in options}
-        close = difflib.get_close_matches(str(word).lower(), list(lowered), n=n, cutoff=0.6)
-        matches = [lowered[m] for m in close]
-    else:
-        matches = difflib.get_close_matches(str(word), list(options), n=n, cutoff=0.6)
+    """Return a "did you mean" suffix for ``word`` among ``options`` ('' when nothing is close); bounded
+    cost whatever the number of options (:func:`close_matches`)."""
+    matches = close_matches(word, options, n, ignore_case=ignore_case)
     if not matches:
         return ""
     return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"

@@ -35,10 +35,11 @@ computed from it: :meth:`ToolSpec.derived_paths` names those fields in a concret
 from __future__ import annotations
 
 import inspect
+import itertools
 import re
 import types
 import typing
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -56,6 +57,16 @@ TOOL_KINDS: tuple[str, ...] = typing.get_args(ToolKind)
 Disposition = Literal["answer", "clarify", "abstain", "escalate"]
 DISPOSITIONS: tuple[str, ...] = typing.get_args(Disposition)
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: Bounds on what one call's arguments may hold, whatever its tool's schema declares (a tool declares a
+#: tighter array bound with ``Annotated[list[str], Field(max_length=50)]``: its ``maxItems`` wins). They
+#: are the engine's, not the schema's: no tool has a legitimate use for more, and a model never sees them
+#: in the schema (prompts and TRL's rendering stay as they are). A call over them is ``invalid_arguments``.
+MAX_ITEMS = 100  #: items in any array in the arguments, at any depth, where the schema declares none
+MAX_KEYS = 100  #: keys in any object inside the arguments, at any depth
+#: Validation stops counting problems here (2,000 unknown argument names are one refusal, not 2,000)
+MAX_PROBLEMS = 100
+#: problems named in the error message (each unknown name with its did-you-mean); the rest are counted
+SHOWN_PROBLEMS = 5
 _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
@@ -380,30 +391,118 @@ class ToolSpec:
         return self.kind in ("write", "commit")
 
     def validate(self, arguments: Any) -> dict[str, Any]:
-        """Validate arguments; raise :class:`ToolCallError` with an actionable message."""
+        """Validate arguments; raise :class:`ToolCallError` with an actionable message.
+
+        The cost is bounded whatever the agent sends: unknown argument names and containers over the
+        bounds (:data:`MAX_ITEMS`, :data:`MAX_KEYS`, or the tool's own ``maxItems``) are found by a walk
+        that never looks inside an over-long container; only what is left reaches the validator; and
+        the report stops at :data:`MAX_PROBLEMS` problems (the first few named, with did-you-mean)."""
         if not isinstance(arguments, dict):
             raise ToolCallError(
                 f"Arguments of {self.name} must be a JSON object, got {type(arguments).__name__}.",
                 kind=ErrorKind.INVALID_ARGUMENTS,
             )
+        properties: dict[str, Any] = self.parameters["properties"]
+        # unknown names first, at most MAX_PROBLEMS of them: 2,000 made-up keys cost 100 look-ups
+        unknown = list(itertools.islice((k for k in arguments if k not in properties), MAX_PROBLEMS))
+        known_items = ((k, v) for k, v in arguments.items() if k in properties)
+        oversized = dict(itertools.islice(_oversized(known_items, properties), MAX_PROBLEMS))
+        if not unknown and not oversized:
+            try:
+                return dict(self.validator.model_validate(arguments).__dict__)
+            except ValidationError as exc:
+                self._refuse(exc, [], {})
+        if len(unknown) + len(oversized) >= MAX_PROBLEMS:
+            self._refuse(None, unknown, oversized)
+        # validate what is left: the known arguments, an over-long container replaced by an empty one
+        # (it is reported already; the validator must not walk its items, nor call it missing)
+        known = {
+            k: (type(v)() if k in oversized else v)
+            for k, v in arguments.items()
+            if k in properties  # (only a top-level key can be in ``oversized`` here)
+        }
         try:
-            model = self.validator.model_validate(arguments)
+            self.validator.model_validate(known)
         except ValidationError as exc:
-            problems = []
-            for err in exc.errors(include_url=False, include_input=False)[:5]:
+            self._refuse(exc, unknown, oversized)
+        self._refuse(None, unknown, oversized)
+
+    def _refuse(
+        self, exc: ValidationError | None, unknown: list[str], oversized: dict[str, str]
+    ) -> typing.NoReturn:
+        """Raise the ``invalid_arguments`` error: the validator's problems (those not about a container
+        reported as over-long), the over-long containers, then the unknown names; the first
+        :data:`SHOWN_PROBLEMS` are named, the count stops at :data:`MAX_PROBLEMS`."""
+        problems: list[str] = []
+        if exc is not None:
+            # the validator's error count is bounded too: every container it sees is within the bounds
+            for err in exc.errors(include_url=False, include_input=False):
                 loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-                msg = err["msg"]
-                if err["type"] == "extra_forbidden":
-                    msg = "unexpected argument." + did_you_mean(
-                        str(err["loc"][0]), self.parameters["properties"]
-                    )
-                problems.append(f"{loc}: {msg}")
-            raise ToolCallError(
-                f"Invalid arguments for {self.name}: " + "; ".join(problems),
-                kind=ErrorKind.INVALID_ARGUMENTS,
-                hint="Required: " + ", ".join(self.parameters.get("required", [])) or None,
-            ) from None
-        return dict(model.__dict__)
+                if loc.split(".")[0] not in oversized:
+                    problems.append(f"{loc}: {err['msg']}")
+        problems += [f"{loc}: {msg}" for loc, msg in oversized.items()]
+        names = self.parameters["properties"]
+        problems += [
+            f"{key}: unexpected argument." + (did_you_mean(str(key), names) if i < SHOWN_PROBLEMS else "")
+            for i, key in enumerate(unknown)
+        ]
+        stopped = len(problems) >= MAX_PROBLEMS
+        problems = problems[:MAX_PROBLEMS]
+        shown = "; ".join(problems[:SHOWN_PROBLEMS])
+        if stopped:
+            shown += (
+                f"; and more: validation stopped at the first {MAX_PROBLEMS} problems. Fix these and "
+                "send the call again."
+            )
+        elif len(problems) > SHOWN_PROBLEMS:
+            shown += f"; and {len(problems) - SHOWN_PROBLEMS} more."
+        raise ToolCallError(
+            f"Invalid arguments for {self.name}: {shown}",
+            kind=ErrorKind.INVALID_ARGUMENTS,
+            hint="Required: " + ", ".join(self.parameters.get("required", [])) or None,
+        ) from None
+
+
+def _oversized(
+    arguments: Iterable[tuple[str, Any]], properties: Mapping[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """(path, problem) for each array or object in the ``arguments`` (name, value) pairs over its
+    bound: the schema's ``maxItems`` where the tool declares one, else :data:`MAX_ITEMS` items /
+    :data:`MAX_KEYS` keys. Iterative (an argument may be nested 900 deep) and never inside an over-long
+    container, so the cost is the number of containers within the bounds, whatever their size."""
+    stack: list[tuple[Any, Mapping[str, Any], str]] = [
+        (v, properties.get(k) or {}, str(k))
+        for k, v in reversed(list(arguments))
+        if isinstance(v, list | dict)
+    ]
+    while stack:
+        value, schema, path = stack.pop()
+        if "anyOf" in schema:  # a union: the member of the value's JSON type
+            wanted = "array" if isinstance(value, list) else "object"
+            schema = next((m for m in schema["anyOf"] if m.get("type") == wanted), {})
+        if isinstance(value, list):
+            limit = schema.get("maxItems", MAX_ITEMS)
+            if len(value) > limit:
+                yield path, f"{len(value)} items; at most {limit} are accepted."
+                continue
+            items = schema.get("items") or {}
+            stack += [
+                (v, items, f"{path}.{i}")
+                for i, v in reversed(list(enumerate(value)))
+                if isinstance(v, list | dict)
+            ]
+        else:
+            if len(value) > MAX_KEYS:
+                yield path, f"an object of {len(value)} keys; at most {MAX_KEYS} are accepted."
+                continue
+            inner = schema.get("properties") or {}
+            other = schema.get("additionalProperties")
+            rest = other if isinstance(other, dict) else {}
+            stack += [
+                (v, inner.get(k) or rest, f"{path}.{k}")
+                for k, v in reversed(value.items())
+                if isinstance(v, list | dict)
+            ]
 
 
 def build_spec(fn: Callable[..., Any], domain: str) -> ToolSpec:

@@ -41,16 +41,18 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+R = TypeVar("R")
 ValueKind = Literal["date", "time", "number", "amount", "duration", "weekday", "month", "name", "identifier"]
 VALUE_KINDS: tuple[str, ...] = (
     "date",
@@ -290,7 +292,45 @@ def _scan_words(
         yield Found(kind, table[m.group(group).lower()], m.start(), m.end())
 
 
-@lru_cache(maxsize=2048)
+class TextCache(Generic[R]):
+    """A least-recently-used cache of a function of one text, bounded in entries *and* in characters:
+    ``functools.lru_cache(maxsize=n)`` holds n texts of any length, and an agent's texts (a 30,000-
+    character answer, an episode's tool outputs) would make that megabytes per entry. Texts over
+    ``max_chars`` alone are computed, never stored."""
+
+    def __init__(self, fn: Callable[[str], R], max_entries: int, max_chars: int):
+        self.fn = fn
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._data: OrderedDict[str, R] = OrderedDict()
+        self._chars = 0
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, text: str) -> R:
+        data = self._data
+        if text in data:
+            data.move_to_end(text)
+            return data[text]
+        value = self.fn(text)
+        if len(text) <= self.max_chars:
+            data[text] = value
+            self._chars += len(text)
+            while len(data) > self.max_entries or self._chars > self.max_chars:
+                old, _ = data.popitem(last=False)
+                self._chars -= len(old)
+        return value
+
+    def cache_clear(self) -> None:
+        self._data.clear()
+        self._chars = 0
+
+
+def text_cache(max_entries: int, max_chars: int) -> Callable[[Callable[[str], R]], TextCache[R]]:
+    """Decorator: :class:`TextCache` (at most ``max_entries`` texts, ``max_chars`` characters in all)."""
+    return lambda fn: TextCache(fn, max_entries, max_chars)
+
+
+@text_cache(max_entries=2048, max_chars=4_000_000)
 def scan(text: str) -> tuple[Found, ...]:
     """Every date, time, duration, amount, weekday and month in ``text``, without overlaps (a date's
     day is not also a number, its weekday and month not also mentioned apart), in text order (cached:

@@ -5,6 +5,7 @@ and the env factory."""
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
@@ -82,6 +83,11 @@ Act only through tool calls (as text: one JSON object {{"name": "<tool>", "argum
 JSON list of them).
 
 Current time: {now}."""
+
+
+#: a read call's dependence (which atoms its result shows) is cached under its arguments' JSON up to
+#: this long, under the JSON's digest beyond
+MAX_KEY_ARGUMENT_CHARS = 1_000
 
 
 class EvidenceVariant(Variant):
@@ -254,7 +260,12 @@ class EpiSEM(Benchmark[EpiSEMTask, EpiSEMVerdict, EvidenceVariant]):
         """For a read call on the initial state of ``world``: atom id -> the result paths that show it
         (empty for atoms it does not show): those perturbation finds and those the tool declares as
         derived from the atom's field. Raises ``ToolCallError`` when the call fails."""
-        key = (world, name, canonical_json(arguments))
+        text = canonical_json(arguments)
+        # the judge asks about every read an agent made: arguments as long as an action are keyed by
+        # their digest (65,536 entries of 30,000-character keys would be gigabytes)
+        if len(text) > MAX_KEY_ARGUMENT_CHARS:
+            text = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        key = (world, name, text)
         found = self._dependence.lookup(task, key)
         if found is not None:
             return found

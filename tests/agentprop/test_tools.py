@@ -155,3 +155,42 @@ def test_silent_no_ops_are_not_applicable_and_unknown_tools_untouched():
     assert unknown.arguments == {"city": "Paris"} and not unknown.release_flag
     with pytest.raises(ValueError, match="semantic_wrong"):
         inject("semantic", {}, {})
+
+
+@pytest.mark.parametrize(
+    ("kind", "arguments", "expected", "rule"),
+    [
+        ("semantic_wrong", {"date": "9999-07-04"}, {"date": "9999-12-31"}, "date_plus_180"),
+        ("semantic_wrong", {"date": "9999-07-05"}, {"date": "9999-01-06"}, "date_minus_180"),
+        ("semantic_wrong", {"date": "9999-12-31"}, {"date": "9999-07-04"}, "date_minus_180"),
+        ("out_of_range", {"n": 10**4296}, {"n": 10**4299}, "integer_times_1000"),
+        ("out_of_range", {"n": 10**4297}, {"n": 10**4300 - 1}, "integer_times_1000"),  # 4,300 nines
+        ("out_of_range", {"n": -(10**4298)}, {"n": -(10**4300 - 1)}, "integer_times_1000"),
+        # already the largest a record holds: nothing further out of range can be written
+        ("out_of_range", {"n": int("9" * 4300)}, {"n": int("9" * 4300)}, "none"),
+    ],
+)
+def test_injected_values_stay_storable(kind, arguments, expected, rule):
+    """Issue 24: a date on or after 9999-07-05 under semantic_wrong raised OverflowError out of the step,
+    and a thousand times a 4,300-digit integer (which JSON decodes) could not be written to the episode
+    record: the run lost the episode on every rerun. The injection moves the date back instead, and
+    clamps the integer to the largest one a record can store."""
+    result = inject(kind, arguments, {})
+    assert result.rule == rule and result.arguments == expected
+    if result.applicable:
+        json.loads(json.dumps(result.arguments))  # what the record writer does with it
+
+
+def test_the_release_error_shape_stops_at_the_first_hundred_problems():
+    """2,000 unknown argument names made a 51,000-character release error that the judge then scanned
+    whole (a 60 ms final step in the fuzz run, issue 24): the report stops where the engine's does."""
+    from tooltrap.envs.agentprop.benchmark import release_messages
+
+    schema = {"properties": {"city": {"type": "string"}}, "required": ["city"]}
+    messages = release_messages({f"k{i}": 0 for i in range(2000)}, schema)
+    assert len(messages) == 101 and messages[0] == "Missing required parameter: city"
+    assert messages[-1] == "(stopped at the first 100 problems)"
+    assert release_messages({"city": 1, "x": 0}, schema) == [
+        "Unknown parameter: x",
+        "Parameter 'city' must be of type string",
+    ]

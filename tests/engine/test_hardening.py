@@ -355,6 +355,8 @@ def _inflated(tmp_path, copies: int):
 
 
 def test_runaway_calls_are_bounded(tmp_path):
+    # (how long such a step takes is measured by scripts/bench_hostile.py as a ratio, not asserted here:
+    # a wall-clock bound fails on a busy machine for the wrong reason)
     env = make_env("calendar")
     env.reset(options={"task_id": CASCADE})
     event = next(iter(env.state.collection("events")))
@@ -364,7 +366,6 @@ def test_runaway_calls_are_bounded(tmp_path):
         obs, *_ = env.step(act("calendar_add_attendees", event_id=event, emails=emails))
         error = json.loads(obs)["error"]
         assert error["type"] == "invalid_arguments" and "at most 50" in error["message"]
-    # (never timed here: machines are shared; scripts/fuzz.py reports the slowest step)
     assert env.state.hash() == before
     env.reset(options={"task_id": CASCADE})
     for chunk in range(0, 250, 50):  # within the bounds, calls add up to the calendar's event limit

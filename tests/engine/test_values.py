@@ -144,3 +144,19 @@ def test_hostile_text_costs_linear_time():
     text = "1," * 20_000 + "9 March " * 2_000 + "x" * 50_000
     found = scan(text)
     assert len([f for f in found if f.kind == "date"]) == 2_000
+
+
+def test_text_caches_are_bounded_in_characters_not_only_entries():
+    """An agent's texts may be 30,000 characters (an answer) or an episode's tool outputs: a cache of
+    2,048 of them was megabytes per entry (issue 24: memory flat under fuzzing)."""
+    from tooltrap.envs.core.values import TextCache
+
+    calls = []
+    cached = TextCache(lambda text: calls.append(text) or len(text), max_entries=3, max_chars=10)
+    assert [cached("abcd"), cached("abcd"), cached("efgh")] == [4, 4, 4] and calls == ["abcd", "efgh"]
+    cached("ijkl")  # 12 characters stored would be over the budget: the oldest goes
+    assert cached("abcd") == 4 and calls == ["abcd", "efgh", "ijkl", "abcd"]
+    cached("x" * 11)
+    cached("x" * 11)  # over the budget alone: computed each time, never stored
+    assert calls.count("x" * 11) == 2 and cached("ijkl") == 4 and calls.count("ijkl") == 1
+    assert scan.max_chars >= 1_000_000 and len(scan("the 9 March 2026 meeting")) == 1

@@ -349,3 +349,21 @@ def test_restoring_only_irrelevant_facts_earns_no_recovery_bonus(env):
     verdict, components = info["verdict"], info["reward_components"]
     assert verdict["restored"] and verdict["completed"] and verdict["n_masked_critical"] == 0
     assert components["recovery"] == 0.0 and components["goal"] == 1.0
+
+
+def test_the_read_dependence_cache_keys_long_arguments_by_digest(monkeypatch):
+    """The judge caches, per read call an agent made, which atoms its result shows; an agent's arguments
+    may be as long as an action (30,000 characters), so past MAX_KEY_ARGUMENT_CHARS the key is the JSON's
+    digest (issue 24: memory flat under fuzzing): the same answers, short keys."""
+    import importlib
+
+    module = importlib.import_module("tooltrap.envs.episem.benchmark")  # the room, not the function
+    task = packaged_tasks()[0]
+    call = next(c for c in task.gold_safe if module.EpiSEM().toolset(task).kinds[c.name] == "read")
+    expected = benchmark().dependence(task, "unsafe", call.name, call.arguments)
+    monkeypatch.setattr(module, "MAX_KEY_ARGUMENT_CHARS", 0)
+    fresh = module.EpiSEM()
+    assert fresh.dependence(task, "unsafe", call.name, call.arguments) == expected
+    assert fresh.dependence(task, "unsafe", call.name, call.arguments) == expected  # from the cache
+    (key,) = [key for (_, key) in fresh._dependence._data]
+    assert key[2].startswith("sha256:") and len(key[2]) == 71

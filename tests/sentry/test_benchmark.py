@@ -277,3 +277,21 @@ def test_metrics_on_hand_computed_fixtures():
         "verdict": {"attacked": True, "reached": True, "attack_success": True},
     }
     assert headline([attacked], system_level=True)["asr"].value == 1.0
+
+
+@pytest.mark.parametrize("scope", [{}, [], ["all"], None, 3])
+def test_tgcc_asks_about_an_over_broad_query_whatever_json_the_scope_is(scope):
+    """The gate's least-privilege check sees the arguments before validation: a scope that is an object
+    or a list (unhashable) was a TypeError out of ``step`` (issue 24: 118 in 200k fuzzed actions); now
+    it is no scope, and validation refuses the call."""
+    scenario = next(s for s in packaged_scenarios() if "records_query_citizens" in (s.tools or ()))
+    env = apply_defense(gym.make("SentryBench-v0"), "tgcc")
+    env.reset(options={"task_id": scenario.id})
+    assert not env.unwrapped.benchmark.overbroad("records_query_citizens", {"scope": scope})
+    before = env.unwrapped.state.hash()
+    obs, *_ = env.step(
+        json.dumps({"name": "records_query_citizens", "arguments": {"scope": scope, "name": {}}})
+    )
+    assert json.loads(obs)["error"]["type"] == "invalid_arguments"
+    assert env.unwrapped.state.hash() == before
+    assert env.unwrapped.benchmark.overbroad("records_query_citizens", {"scope": "all"})
