@@ -15,7 +15,10 @@ import time
 import pytest
 
 DRIVER = '''
-import os, sys, threading
+import os, signal, sys, threading
+# a shell that runs the tests in the background ignores SIGINT, and a child inherits that: Python then
+# installs no KeyboardInterrupt handler. Ctrl-C at a terminal has one; so does this child.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import tooltrap.agents as agents
 from tooltrap.agents.scripted import ActFirstAgent
 from tooltrap.cli import main
