@@ -194,3 +194,20 @@ def test_the_release_error_shape_stops_at_the_first_hundred_problems():
         "Unknown parameter: x",
         "Parameter 'city' must be of type string",
     ]
+
+
+def test_the_judge_reads_at_most_two_thousand_characters_of_an_error():
+    """An error may echo a 30,000-character id the agent sent; the evidence an answer is checked against
+    keeps the tool's words, not the echo (the judge scanned up to 8 x 32,000 characters at the end of
+    an episode: 20-45 ms in the fuzz run, issue 24)."""
+    import gymnasium as gym
+
+    from tooltrap.envs.agentprop.claims import MAX_ERROR_CHARS, Evidence
+
+    env = gym.make("AgentProp-Retail-v0")
+    env.reset(seed=0)
+    env.step(json.dumps({"name": "get_product", "arguments": {"product_id": "x" * 30_000}}))
+    trace = env.unwrapped.trace
+    assert len(trace.calls[0].error["message"]) > 30_000  # the agent sees its own id echoed, whole
+    evidence = Evidence.of(trace, "", "2026-01-05T09:00:00")
+    assert len(evidence.text.strip()) <= MAX_ERROR_CHARS and "not found" in evidence.text.lower()
