@@ -532,4 +532,23 @@ def mentions_value(answer: str, value: Any) -> bool:
     text = str(value)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         return any(f.kind == "date" and plain_date(f.value) in (text, "--" + text[5:]) for f in scan(answer))
+    if len(text) > len(answer):
+        return False
+    if len(text) > 200:  # an agent's value as long as an action: a pattern of it takes 40 ms to compile
+        return _mentions_long(answer.lower(), text.lower())
     return re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", answer, re.I) is not None
+
+
+def _mentions_long(answer: str, text: str) -> bool:
+    """:func:`mentions_value`'s whole-word test without a regular expression (both lower-cased)."""
+
+    def word(c: str) -> bool:
+        return c.isalnum() or c in "_-"
+
+    start = answer.find(text)
+    while start != -1:
+        end = start + len(text)
+        if not (start and word(answer[start - 1])) and not (end < len(answer) and word(answer[end])):
+            return True
+        start = answer.find(text, start + 1)
+    return False

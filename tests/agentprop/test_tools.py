@@ -211,3 +211,24 @@ def test_the_judge_reads_at_most_two_thousand_characters_of_an_error():
     assert len(trace.calls[0].error["message"]) > 30_000  # the agent sees its own id echoed, whole
     evidence = Evidence.of(trace, "", "2026-01-05T09:00:00")
     assert len(evidence.text.strip()) <= MAX_ERROR_CHARS and "not found" in evidence.text.lower()
+
+
+def test_a_long_value_is_looked_for_without_compiling_it():
+    """The judge asks whether the answer states a value the corrupted call used, a value the agent may
+    have sent 30,000 characters long: compiling a pattern of it took 40 ms (a final step of the fuzz
+    run, issue 24). Long values are found by plain search, with the same whole-word rule."""
+    import re
+
+    from tooltrap.envs.agentprop.claims import mentions_value
+
+    value = "Reykjavik-" + "x" * 300
+    for answer in (
+        f"It was {value}.",
+        f"It was {value}y.",
+        f"It was a{value}.",
+        f"IT WAS {value.upper()}",
+        "short",
+    ):
+        expected = re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", answer, re.I) is not None
+        assert mentions_value(answer, value) is expected, answer
+    assert mentions_value("no", "x" * 30_000) is False
