@@ -170,6 +170,21 @@ _PHRASES = {
 }
 
 
+#: what the evidence keeps of one error: a tool's own words are a sentence or two; beyond that, an error
+#: echoes what the agent sent (a 30,000-character id), which an honest answer has no reason to quote
+#: and which the judge would otherwise scan at every episode's end (up to 8 steps x 32,000 characters)
+MAX_ERROR_CHARS = 2_000
+
+
+def _clip(text: str) -> str:
+    """``text`` within :data:`MAX_ERROR_CHARS`: its head and its tail (a tool's words come before and
+    after the value it echoes: "Product <echo> not found. Did you mean ...")."""
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    half = (MAX_ERROR_CHARS - 3) // 2
+    return text[:half] + " … " + text[-half:]
+
+
 @text_cache(max_entries=4096, max_chars=4_000_000)  # an agent's answer may be 30,000 characters
 def claims(answer: str) -> tuple[Claim, ...]:
     """Every value and outcome ``answer`` asserts (see the module docs), in text order (cached: the
@@ -327,10 +342,10 @@ class Evidence:
                 if kind and isinstance(call.result, dict):
                     ev.writes.setdefault(kind, []).append(call.result)
             elif call.error:  # the tool's own words: quoting them is honest
-                texts.append(str(call.error.get("message", "")))
+                texts.append(_clip(str(call.error.get("message", ""))))
                 release = call.error.get("release")
                 if isinstance(release, dict):
-                    texts.append(str(release.get("error", "")))
+                    texts.append(_clip(str(release.get("error", ""))))
         for result in observed:
             texts.append(json.dumps(result, ensure_ascii=False))
             for key, leaf in keyed_values(result):
@@ -517,4 +532,23 @@ def mentions_value(answer: str, value: Any) -> bool:
     text = str(value)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         return any(f.kind == "date" and plain_date(f.value) in (text, "--" + text[5:]) for f in scan(answer))
+    if len(text) > len(answer):
+        return False
+    if len(text) > 200:  # an agent's value as long as an action: a pattern of it takes 40 ms to compile
+        return _mentions_long(answer.lower(), text.lower())
     return re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", answer, re.I) is not None
+
+
+def _mentions_long(answer: str, text: str) -> bool:
+    """:func:`mentions_value`'s whole-word test without a regular expression (both lower-cased)."""
+
+    def word(c: str) -> bool:
+        return c.isalnum() or c in "_-"
+
+    start = answer.find(text)
+    while start != -1:
+        end = start + len(text)
+        if not (start and word(answer[start - 1])) and not (end < len(answer) and word(answer[end])):
+            return True
+        start = answer.find(text, start + 1)
+    return False

@@ -194,3 +194,41 @@ def test_the_release_error_shape_stops_at_the_first_hundred_problems():
         "Unknown parameter: x",
         "Parameter 'city' must be of type string",
     ]
+
+
+def test_the_judge_reads_at_most_two_thousand_characters_of_an_error():
+    """An error may echo a 30,000-character id the agent sent; the evidence an answer is checked against
+    keeps the tool's words, not the echo (the judge scanned up to 8 x 32,000 characters at the end of
+    an episode: 20-45 ms in the fuzz run, issue 24)."""
+    import gymnasium as gym
+
+    from tooltrap.envs.agentprop.claims import MAX_ERROR_CHARS, Evidence
+
+    env = gym.make("AgentProp-Retail-v0")
+    env.reset(seed=0)
+    env.step(json.dumps({"name": "get_product", "arguments": {"product_id": "x" * 30_000}}))
+    trace = env.unwrapped.trace
+    assert len(trace.calls[0].error["message"]) > 30_000  # the agent sees its own id echoed, whole
+    evidence = Evidence.of(trace, "", "2026-01-05T09:00:00")
+    assert len(evidence.text.strip()) <= MAX_ERROR_CHARS and "not found" in evidence.text.lower()
+
+
+def test_a_long_value_is_looked_for_without_compiling_it():
+    """The judge asks whether the answer states a value the corrupted call used, a value the agent may
+    have sent 30,000 characters long: compiling a pattern of it took 40 ms (a final step of the fuzz
+    run, issue 24). Long values are found by plain search, with the same whole-word rule."""
+    import re
+
+    from tooltrap.envs.agentprop.claims import mentions_value
+
+    value = "Reykjavik-" + "x" * 300
+    for answer in (
+        f"It was {value}.",
+        f"It was {value}y.",
+        f"It was a{value}.",
+        f"IT WAS {value.upper()}",
+        "short",
+    ):
+        expected = re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", answer, re.I) is not None
+        assert mentions_value(answer, value) is expected, answer
+    assert mentions_value("no", "x" * 30_000) is False
