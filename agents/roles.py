@@ -81,6 +81,11 @@ class TextRoleAgent(Agent):
         self.seed: int | None = None
         self.last_raw: Any = None
 
+    def clone(self) -> TextRoleAgent:
+        """A copy for another episode in flight: the model's clone (sharing its client and concurrency
+        limit) and a fresh conversation."""
+        return TextRoleAgent(self.model.clone(), self.role, self.prompt)
+
     def reset(
         self, observation: str, info: dict[str, Any], *, task: Any = None, seed: int | None = None
     ) -> None:

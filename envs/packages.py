@@ -79,8 +79,16 @@ ENV_IDS: dict[str, tuple[str, dict[str, object]]] = _env_ids()
 
 
 def register_envs() -> None:
-    """Register every tooltrap env id (safe to call more than once)."""
-    for env_id, (entry_point, kwargs) in ENV_IDS.items():
+    """Register every tooltrap env id (safe to call more than once): the benchmarks' and the role views
+    of the multi-agent envs (``tooltrap.envs.multiagent.ROLE_ENV_IDS``; PettingZoo is imported by their
+    first ``gym.make``)."""
+    from .multiagent import ROLE_ENV_IDS
+
+    roles = {
+        env_id: ("tooltrap.envs.multiagent:role_env", {"name": name, "role": role})
+        for env_id, (name, role) in ROLE_ENV_IDS.items()
+    }
+    for env_id, (entry_point, kwargs) in {**ENV_IDS, **roles}.items():
         if env_id in gym.registry:
             continue
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs), disable_env_checker=True)

@@ -27,6 +27,8 @@ from ._progress import Progress
 
 #: one episode to play: (task id, grid point)
 Job = tuple[str, Point]
+#: how one episode is played: (env, the agent's clone, task id, seed, grid point) -> its record
+Play = Callable[[Any, Any, str, int, Point], dict[str, Any]]
 
 
 #: system outcomes that say the request never got an answer from the model's server
@@ -97,7 +99,7 @@ class Sink:
             self._watch(record)
 
     def _watch(self, record: dict[str, Any]) -> None:
-        if self.reached:
+        if self.reached or record.get("model_turns") == 0:  # no model was asked: no news of its server
             return
         kind = record.get("system_outcome")
         if kind not in UNREACHED:
@@ -114,19 +116,35 @@ class Sink:
                 self.log.close()
 
 
-def sequential(make_env: Callable[[], gym.Env], agent: Agent, todo: list[Job], seed: int, sink: Sink) -> None:
+def sequential(
+    make_env: Callable[[], Any],
+    agent: Any,
+    todo: list[Job],
+    seed: int,
+    sink: Sink,
+    play: Play = run_episode,
+) -> None:
+    """One episode after another on one env. ``play`` plays an episode (default: one agent on a
+    Gymnasium env; the multi-agent runner passes its own, with ``agent`` every role's policies)."""
     env = make_env()
     try:
         for task_id, point in todo:
-            sink(run_episode(env, agent, task_id, seed, point))
+            sink(play(env, agent, task_id, seed, point))
     finally:
         env.close()
 
 
 def threaded(
-    make_env: Callable[[], gym.Env], agent: Agent, todo: list[Job], seed: int, sink: Sink, workers: int
+    make_env: Callable[[], Any],
+    agent: Any,
+    todo: list[Job],
+    seed: int,
+    sink: Sink,
+    workers: int,
+    play: Play = run_episode,
 ) -> None:
-    """In-flight requests: each worker thread owns an env and an agent clone.
+    """In-flight requests: each worker thread owns an env and an agent clone (``agent.clone()``), and
+    plays its episodes with ``play`` (as :func:`sequential`).
 
     A worker that fails stops the others after their current episode, and its error is raised here.
     An interruption of the caller's thread (Ctrl-C) raises at once: the workers are daemon threads that
@@ -138,7 +156,7 @@ def threaded(
     errors: list[BaseException] = []
 
     def work() -> None:
-        env: gym.Env | None = None
+        env: Any = None
         try:
             env, mine = make_env(), agent.clone()
             while not stop.is_set():
@@ -146,7 +164,7 @@ def threaded(
                     task_id, point = jobs.get_nowait()
                 except queue.Empty:
                     return
-                sink(run_episode(env, mine, task_id, seed, point))
+                sink(play(env, mine, task_id, seed, point))
         except BaseException as exc:  # raised in the caller's thread, after the others stopped
             errors.append(exc)
             stop.set()

@@ -97,12 +97,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tooltrap.agents import PREFIXES, make_agent
     from tooltrap.envs.core import EnvUsageError
     from tooltrap.envs.multiagent import ENVS as MULTIAGENT_ENVS
+    from tooltrap.envs.multiagent import ROLE_ENV_IDS
     from tooltrap.evaluate import ProviderUnreachableError, evaluate
     from tooltrap.wrappers.eval.report import system_outcome_counts
     from tooltrap.wrappers.eval.run import check_out_dir, read_summary
 
     if args.env_id in MULTIAGENT_ENVS:
         return _eval_multiagent(args)
+    if args.env_id in ROLE_ENV_IDS:
+        # a role view is for training: its runs are the multi-agent env's, reported per role
+        name, role = ROLE_ENV_IDS[args.env_id]
+        raise EnvUsageError(
+            f"{args.env_id} is the {role} of {name} as a single-agent env (for training); evaluate it as "
+            f"the multi-agent env: tooltrap eval {name} --agent {role}=POLICY"
+        )
     # one policy plays a single-agent env: ROLE=POLICY is the multi-agent form
     agents = args.agent or ["act-first"]
     if len(agents) > 1:
@@ -237,6 +245,7 @@ def parse_role_agents(env_id: str, specs: list[str]) -> dict[str, str]:
 def _eval_multiagent(args: argparse.Namespace) -> int:
     """``tooltrap eval`` of a multi-agent env: one policy per role (see :func:`parse_role_agents`)."""
     from tooltrap._multiagent import evaluate_roles
+    from tooltrap._schedulers import ProviderUnreachableError
     from tooltrap.agents.roles import describe_policy, make_role_policy
     from tooltrap.envs.core import EnvUsageError
     from tooltrap.wrappers.eval.run import check_out_dir, read_summary
@@ -248,7 +257,6 @@ def _eval_multiagent(args: argparse.Namespace) -> int:
         (args.variant or args.variants, "--variant/--variants"),
         (args.mitigation not in (None, "none"), "--defense (the arena's gate is a role: --agent gate=...)"),
         (args.harness != "native", "--harness"),
-        (args.concurrency > 1, "--concurrency"),
     ]
     for given, flag in unsupported:
         if given:
@@ -275,17 +283,23 @@ def _eval_multiagent(args: argparse.Namespace) -> int:
         if spec.startswith("openai:"):
             print(f"{role}={spec}: requests go to {policy.describe().get('base_url')}", file=sys.stderr)
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-    records = evaluate_roles(
-        env_id,
-        policies,
-        args.out,
-        seed=args.seed,
-        tasks=args.tasks,
-        env_kwargs=env_kwargs,
-        identities=identities,
-        log=log,
-        resamples=args.resamples,
-    )
+    try:
+        records = evaluate_roles(
+            env_id,
+            policies,
+            args.out,
+            seed=args.seed,
+            tasks=args.tasks,
+            env_kwargs=env_kwargs,
+            identities=identities,
+            log=log,
+            resamples=args.resamples,
+            concurrency=args.concurrency,
+            progress=not args.quiet,
+        )
+    except ProviderUnreachableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return PROVIDER
     if not records:
         print("error: no episodes were run", file=sys.stderr)
         return 1
@@ -430,13 +444,36 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _roles_line(name: str) -> str:
+    """``role: policy, ...; role: ...`` of a multi-agent env (the default first), or why not (no PettingZoo)."""
+    from tooltrap.agents.roles import default_policies, scripted_policies
+    from tooltrap.envs.core import EnvUsageError
+
+    try:
+        defaults, table = default_policies(name), scripted_policies(name)
+    except EnvUsageError as err:
+        return f"({err})"
+    return "; ".join(
+        f"{role}: " + ", ".join(f"{p} (default)" if p == defaults[role] else p for p in table[role])
+        for role in defaults
+    )
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     import tooltrap
     from tooltrap.agents import GENERIC_AGENTS, PREFIXES, baseline_names
     from tooltrap.envs.core import BASELINES
+    from tooltrap.envs.multiagent import ENVS as MULTIAGENT_ENVS
+    from tooltrap.envs.multiagent import ROLE_ENV_IDS
     from tooltrap.wrappers.defenses import DEFENSES
 
     print("env ids:", ", ".join(tooltrap.ENV_IDS))
+    print("multi-agent envs (tooltrap eval ENV --agent ROLE=POLICY; the multiagent extra):")
+    for name in MULTIAGENT_ENVS:
+        print(f"  {name}  {_roles_line(name)}")
+    print("role envs (single-agent Gymnasium ids, for training):")
+    for env_id, (name, role) in ROLE_ENV_IDS.items():
+        print(f"  {env_id}  the {role} of {name}, the other roles scripted inside")
     print("agents: ", ", ".join([*GENERIC_AGENTS, *(f"{p}..." for p in PREFIXES)]))
     baseline_names()  # loads every shipped benchmark's baselines
     print("baselines (--agent NAME on that benchmark's envs):")
@@ -565,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
     except TooltrapError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE
+    except BrokenPipeError:
+        # the reader went away (tooltrap list | head): what it read was whole; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

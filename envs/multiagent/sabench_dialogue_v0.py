@@ -18,6 +18,8 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from .base import TurnBasedAEC
 from .sabench.dialogue import SABenchDialogueEnv
+from .sabench.users import ScriptedUser
+from .single_role import AssistantEnv
 
 #: role -> name -> ``"module:attribute"`` of the scripted policies ``tooltrap eval`` offers for each role
 #: (resolved by :mod:`tooltrap.agents.roles`, so that a policy living above the envs can be named here)
@@ -43,6 +45,13 @@ ROLE_PROMPTS: dict[str, str] = {
 }
 
 
+def assistant_env(*, user: Any = None, **kwargs: Any) -> AssistantEnv:
+    """The assistant's side as a single-agent Gymnasium env (``gym.make("SABench-Dialogue-v0")``): the
+    dialogue with ``user`` (default :class:`ScriptedUser`; any policy of the user's observation) played
+    inside; every other keyword of :class:`SABenchDialogueEnv`."""
+    return AssistantEnv(parallel_env(**kwargs), {"user": user if user is not None else ScriptedUser()})
+
+
 def parallel_env(**kwargs: Any) -> SABenchDialogueEnv:
     """The dialogue as a PettingZoo ``ParallelEnv`` (every keyword of :class:`SABenchDialogueEnv`)."""
     return SABenchDialogueEnv(**kwargs)
@@ -61,10 +70,12 @@ def env(**kwargs: Any) -> AECEnv:
 
 __all__ = [
     "DEFAULT_POLICIES",
+    "AssistantEnv",
     "ROLE_POLICIES",
     "ROLE_PROMPTS",
     "SABenchDialogueEnv",
     "TurnBasedAEC",
+    "assistant_env",
     "env",
     "parallel_env",
     "raw_env",

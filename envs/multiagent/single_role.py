@@ -19,6 +19,12 @@ such episodes (:meth:`SingleRoleEnv.turns_of` tells which).
 The other roles' policies follow :func:`~tooltrap.envs.multiagent.base.run_turns`: an Agent (``reset``
 on its first non-empty observation, privileged ones handed the task once it is settled) or a callable.
 Privileged information never reaches the learning role: it sees only what the multi-agent env gives it.
+
+:class:`AssistantEnv` is the assistant's view where the assistant is a tool-using agent on one
+:class:`~tooltrap.envs.core.ToolEnv` (a dialogue): a Gymnasium wrapper whose ``unwrapped`` is that
+ToolEnv, so everything written for the single-agent envs (the scripted agents, ``tooltrap.training``'s
+TRL adapters, the defenses) runs on it unchanged; the registered ids of :data:`ROLE_ENV_IDS
+<tooltrap.envs.multiagent.ROLE_ENV_IDS>` are built with it.
 """
 
 from __future__ import annotations
@@ -155,3 +161,56 @@ class SingleRoleEnv(gym.Env):
 
     def close(self) -> None:
         self.env.close()
+
+
+class AssistantEnv(gym.Wrapper):
+    """The ``assistant`` role of a multi-agent env whose assistant plays one fixed
+    :class:`~tooltrap.envs.core.ToolEnv` (``env.inner``: a dialogue), the other roles played inside by
+    ``policies``, as a single-agent Gymnasium env.
+
+    ``unwrapped`` is the ToolEnv (its tasks, trace, verdict and reward config), so the single-agent
+    machinery works on it as on any tooltrap env; ``reset`` and ``step`` go through the multi-agent env
+    (:class:`SingleRoleEnv`), so a question reaches the simulated user and its answer comes back in the
+    observation. Observation, action, info and reward are the assistant's in the multi-agent env; at the
+    end ``info`` also holds every role's reward (``rewards``) and the ``termination_reason``.
+
+    Raises:
+        EnvUsageError: ``env`` has no fixed ToolEnv for its assistant (the arena plants a new one per
+            episode: train its assistant with :class:`SingleRoleEnv`), or a policy is missing.
+    """
+
+    def __init__(self, env: TurnEnv, policies: Mapping[str, Any]):
+        inner = getattr(env, "inner", None)
+        if not isinstance(inner, gym.Env) or getattr(env, "main", None) is not None:
+            raise EnvUsageError(
+                f"{env.metadata.get('name', type(env).__name__)} plays its assistant on a new env each "
+                "episode: use SingleRoleEnv(env, 'assistant', policies) for it."
+            )
+        self.view = SingleRoleEnv(env, "assistant", policies)
+        super().__init__(inner)
+
+    @property
+    def multiagent(self) -> TurnEnv:
+        """The multi-agent env inside (its log: simulator errors, termination reason)."""
+        return self.view.env
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        return self.view.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        return self.view.step(action)
+
+    def abort(self, reason: str) -> dict[str, Any]:
+        """End the episode from outside (a provider error, a trainer stop): the ToolEnv's abort (its
+        verdict, reward and components), and the multi-agent env is over too."""
+        final = self.env.unwrapped.abort(reason)  # type: ignore[attr-defined]
+        self.multiagent.agents = []
+        return final
+
+    def render(self) -> str | None:
+        return self.view.render()
+
+    def close(self) -> None:
+        self.view.close()

@@ -138,3 +138,70 @@ def test_a_leaking_model_user_is_a_simulator_error_counted_apart(tmp_path, llm_s
     summary = json.loads((out / SUMMARY).read_text())
     # void episodes are in no denominator of the assistant's: charged to no one
     assert summary["assistant/goal"]["n"] == 0 and summary["simulator/void"]["value"] == len(records)
+
+
+def test_concurrent_episodes_give_the_sequential_records(tmp_path, llm_server):
+    tasks = "*-00[1-6]"
+    argv = ("--base-url", llm_server)
+    one, four = tmp_path / "one", tmp_path / "four"
+    assert _eval(one, ARENA, "gate=openai:say:approve", tasks=tasks, extra=argv) == 0
+    assert (
+        _eval(four, ARENA, "gate=openai:say:approve", tasks=tasks, extra=(*argv, "--concurrency", "4")) == 0
+    )
+    a, b = _by_task(one), _by_task(four)
+    assert len(a) > 4 and a.keys() == b.keys()
+    assert all(a[t]["rewards"] == b[t]["rewards"] and a[t]["trace"] == b[t]["trace"] for t in a)
+    assert json.loads((one / SUMMARY).read_text()) == json.loads((four / SUMMARY).read_text())
+
+
+def test_an_unreachable_model_role_stops_the_run_after_three_episodes(tmp_path, capsys, llm_server):
+    import socket
+
+    bound = socket.socket()  # a port nothing listens on (bound, never accepting)
+    bound.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
+    out = tmp_path / "dead"
+    argv = ("--agent-arg", "max_retries=1", "--agent-arg", "backoff=0.01", "--agent-arg", "timeout=2")
+    assert (
+        _eval(out, ARENA, "gate=openai:say:approve", tasks="*-00[1-9]", extra=(*argv, "--base-url", dead))
+        == 3
+    )
+    bound.close()
+    said, error = capsys.readouterr().err.splitlines()
+    assert said == f"gate=openai:say:approve: requests go to {dead}"
+    assert error.startswith(f"error: cannot reach the model server at {dead}: the first 3 episodes")
+    records = read_episodes(out / EPISODES)
+    assert [r["system_outcome"] for r in records] == ["connection"] * 3
+    assert {r["failed_role"] for r in records} == {"gate"}
+    summary = json.loads((out / SUMMARY).read_text())
+    assert summary["system_outcomes"]["n"] == 3
+    # the right server: those three are retried, nothing is duplicated
+    assert (
+        _eval(
+            out, ARENA, "gate=openai:say:approve", tasks="*-00[1-9]", extra=(*argv, "--base-url", llm_server)
+        )
+        == 0
+    )
+    records = read_episodes(out / EPISODES)
+    assert not any(r["system_outcome"] for r in records)
+    assert len({r["task_id"] for r in records}) == len(records)
+
+
+def test_a_model_attacker_choosing_the_scenarios_option_equals_the_scripted_attacker(tmp_path, llm_server):
+    tasks = "*-00[1-4]"
+    model, scripted = tmp_path / "model", tmp_path / "scripted"
+    attacker = 'attacker=openai:say:{"option": 0}'
+    assert _eval(model, ARENA, attacker, tasks=tasks, extra=("--base-url", llm_server)) == 0
+    assert _eval(scripted, ARENA, "attacker=scenario", tasks=tasks) == 0
+    a, b = _by_task(model), _by_task(scripted)
+    assert a.keys() == b.keys() and any(r["model_turns"] for r in a.values())
+    assert all(a[t]["rewards"] == b[t]["rewards"] and a[t]["verdict"] == b[t]["verdict"] for t in a)
+    # an answer that is none of its options is a simulator error, never the assistant's
+    bad = tmp_path / "bad"
+    assert (
+        _eval(bad, ARENA, "attacker=openai:say:the third one", tasks=tasks, extra=("--base-url", llm_server))
+        == 0
+    )
+    attacked = [r for r in _by_task(bad).values() if r["turns"]["attacker"]]
+    assert attacked and all(r["void"] and r["simulator_errors"]["attacker"] for r in attacked)
+    assert all(r["rewards"]["assistant"] == 0.0 for r in attacked)

@@ -4,7 +4,7 @@ variant (the user's intended target), the dialogue's judge and verdict, and the 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,6 +12,8 @@ from typing import Any
 
 from tooltrap.envs.core import (
     GoalContext,
+    TaskSet,
+    ToolCall,
     ToolEnv,
     Trace,
     Variant,
@@ -20,6 +22,7 @@ from tooltrap.envs.core import (
     mutating_calls,
     replay,
 )
+from tooltrap.envs.core.agent import FINAL_ANSWER
 from tooltrap.envs.core.state import Record
 from tooltrap.envs.sabench import SABench, SABenchEnv, SABenchReward, SABenchTask, SABenchVerdict
 from tooltrap.envs.sabench.judge import EpisodeWrite, SABenchOracle, Violation, combine_updates
@@ -105,6 +108,31 @@ class DialogueVerdict(SABenchVerdict):
             "n_user_turns": self.n_user_turns,
             "n_simulator_errors": self.n_simulator_errors,
         }
+
+
+class DialogueTask(SABenchTask):
+    """A SABench task played as a dialogue. Its careful solution for a variant (:meth:`gold_for`, what the
+    ``gold`` agent plays and the training demonstrations show) is the whole dialogue's: on an ambiguous
+    task, the task's own question, then the careful calls for the item the user meant (the variant's
+    ``intended``, privileged: the reference policy is handed it, as it is a world elsewhere), then the
+    final answer; a clear task's is its own."""
+
+    def gold_for(self, variant: Mapping[str, Any] | None = None) -> list[ToolCall]:
+        if not self.labels.ambiguous:
+            return list(self.gold)
+        intended = (variant or {}).get("intended")
+        then = clarification(self, intended if isinstance(intended, str) else None).calls
+        return [*self.gold, *then, ToolCall(name="respond", arguments={"message": FINAL_ANSWER})]
+
+
+def dialogue_tasks(tasks: Sequence[SABenchTask]) -> TaskSet[DialogueTask]:
+    """``tasks`` as dialogue tasks (the same data, shared: nothing is copied or validated again)."""
+    return TaskSet(
+        DialogueTask.model_construct(
+            _fields_set=set(t.model_fields_set), **{name: getattr(t, name) for name in type(t).model_fields}
+        )
+        for t in tasks
+    )
 
 
 class SABenchDialogue(HandsTurnToUser, SABench):
@@ -324,7 +352,7 @@ class SABenchDialogueEnv(DialogueEnv):
         )
         inner = ToolEnv(
             dialogue_benchmark(),
-            single.tasks,
+            dialogue_tasks(single.tasks),
             reward_config=single.reward_config,
             max_steps=single.max_steps,
             tool_schemas=single.tool_schema_dialect,
