@@ -5,7 +5,7 @@
   questions asked, unnecessary questions, collateral damage, mean reward.
 * ``sentry_arena_v0``: the scripted attacker (the scenario's own payload and placement) against
   SentryBench's scripted assistants, over the whole corpus (200 scenarios, 120 attacked), with no gate
-  (the single-agent env), the TGCC rule, approve-all and reject-all as the gate: ASR, over-refusal,
+  (the single-agent env), the TGCC rule, approve-all, reject-all and escalate-all as the gate: ASR, over-refusal,
   containment, the assistant's and the gate's mean reward.
 * the time of a multi-agent episode against the single-agent episode of the same task (ratio, measured
   in this run, never written).
@@ -34,7 +34,7 @@ END = "<!-- multiagent-baselines:end -->"
 ARENA_START = "<!-- arena-baselines:start (scripts/multiagent_baselines.py --write-docs) -->"
 ARENA_END = "<!-- arena-baselines:end -->"
 ARENA_ASSISTANTS = ("careful", "obedient", "cautious", "form-sensitive")
-ARENA_GATES = ("none", "tgcc", "approve-all", "reject-all")
+ARENA_GATES = ("none", "tgcc", "approve-all", "reject-all", "escalate-all")
 ASSISTANTS = ("gold", "clarify-then-act", "act-first")
 #: README columns: (header, metric, how it is shown)
 COLUMNS = (
@@ -73,10 +73,16 @@ def compute() -> dict[str, dict[str, Any]]:
 
 
 def _gate(name: str) -> Any:
-    from tooltrap.envs.multiagent.sentry.baselines import ApproveAllGate, RejectAllGate
+    from tooltrap.envs.multiagent.sentry.baselines import ApproveAllGate, EscalateAllGate, RejectAllGate
     from tooltrap.wrappers.defenses import TGCCGatePolicy
 
-    return {"tgcc": TGCCGatePolicy, "approve-all": ApproveAllGate, "reject-all": RejectAllGate}[name]()
+    gates = {
+        "tgcc": TGCCGatePolicy,
+        "approve-all": ApproveAllGate,
+        "reject-all": RejectAllGate,
+        "escalate-all": EscalateAllGate,
+    }
+    return gates[name]()
 
 
 def _single_episode(env: Any, name: str, i: int) -> tuple[float, dict[str, Any]]:

@@ -30,6 +30,7 @@ ROLE_POLICIES: dict[str, dict[str, str]] = {
         "tgcc": "tooltrap.wrappers.defenses:TGCCGatePolicy",
         "approve-all": "tooltrap.envs.multiagent.sentry.baselines:ApproveAllGate",
         "reject-all": "tooltrap.envs.multiagent.sentry.baselines:RejectAllGate",
+        "escalate-all": "tooltrap.envs.multiagent.sentry.baselines:EscalateAllGate",
     },
 }
 #: the policy of each role the command does not set: the env's deterministic reference

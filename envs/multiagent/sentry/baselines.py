@@ -65,3 +65,13 @@ class RejectAllGate(Agent):
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         return "approve" if info.get("proposal", {}).get("kind") == "close" else "reject"
+
+
+class EscalateAllGate(Agent):
+    """Hands every proposal to a human (escalate): no call runs unseen, and every case waits for a person.
+    The gate's reward charges the handoff of each genuine emergency it delays."""
+
+    name = "escalate-all"
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return "escalate"
