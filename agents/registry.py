@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -153,8 +154,22 @@ def _local_model(path: str, options: dict[str, Any]) -> Agent:
         raise EnvUsageError(f"hf:{path}: cannot load the model: {first}") from None
 
 
+@dataclass(frozen=True)
+class AgentRecipe:
+    """How an agent was made (its spec and options): another process rebuilds it from this (a Ray actor
+    builds its own model agent instead of receiving one, whose client or weights cannot travel)."""
+
+    spec: str
+    benchmark: str | None
+    options: dict[str, Any]
+
+    def build(self) -> Agent:
+        return make_agent(self.spec, benchmark=self.benchmark, **self.options)
+
+
 def make_agent(name: str, *, benchmark: str | None = None, **kwargs: Any) -> Agent:
-    """Build an agent from its spec; ``kwargs`` go to its constructor.
+    """Build an agent from its spec; ``kwargs`` go to its constructor. The agent's ``recipe``
+    (:class:`AgentRecipe`) says how to build it again.
 
     ``gold``, ``clarify``, ``act-first``, ``random``, ``always-refuse``: the generic scripted policies
     (:data:`GENERIC_AGENTS`). Any other name is a benchmark's baseline (``tooltrap list`` shows them):
@@ -174,6 +189,14 @@ def make_agent(name: str, *, benchmark: str | None = None, **kwargs: Any) -> Age
         EnvUsageError: An option the agent does not take or of the wrong type; an ``hf:`` folder that
             does not exist or cannot be loaded, or the ``train`` extra is missing.
     """
+    agent = _make_agent(name, benchmark, kwargs)
+    # the options as used, defaults taken from this process's environment included ($OPENAI_BASE_URL):
+    # a rebuild elsewhere reaches the same server
+    agent.recipe = AgentRecipe(name, benchmark, dict(kwargs))  # type: ignore[attr-defined]
+    return agent
+
+
+def _make_agent(name: str, benchmark: str | None, kwargs: dict[str, Any]) -> Agent:
     if name.startswith("hf:"):
         return _local_model(name[3:], kwargs)
     if name.startswith("openai:"):

@@ -13,7 +13,7 @@ with finish_reason stop, never parsed (judges); ``filtered`` finish_reason conte
 200 with invalid JSON.
 Faults, a prefix before ``+`` and the reply (``flaky-2+emit:...``): ``flaky-<n>`` fails the first n
 requests with 503; ``notools`` rejects requests that carry ``tools`` with a 400, as servers without tool
-support do. A fault alone fails the same way, then answers from the model.
+support do; ``slow-<ms>`` answers after ``ms`` milliseconds (a model's latency, for throughput scripts). A fault alone fails the same way, then answers from the model.
 
 Run: python tests/llm_server.py [MODEL_DIR] PORT  (or ``fd:N``, a listening socket: tests/serving.py)
 """
@@ -132,6 +132,8 @@ def create_app(model_dir: str | None = None) -> FastAPI:
         fault, plus, reply = name.partition("+")
         if not plus:
             fault, reply = name, name
+        if fault.startswith("slow-"):
+            time.sleep(int(fault.split("-")[1]) / 1000)  # a sync handler: one pool thread waits, not the loop
         if fault.startswith("flaky-") and counters[name] <= int(fault.split("-")[1]):
             return JSONResponse({"error": {"message": "overloaded"}}, status_code=503)
         if fault == "notools" and body.get("tools"):

@@ -166,6 +166,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "log": log,
         "harness": args.harness,
         "resamples": args.resamples,
+        "backend": args.backend,
+        "ray_address": args.ray_address,
     }
     try:
         if args.protocol:
@@ -257,6 +259,7 @@ def _eval_multiagent(args: argparse.Namespace) -> int:
         (args.variant or args.variants, "--variant/--variants"),
         (args.mitigation not in (None, "none"), "--defense (the arena's gate is a role: --agent gate=...)"),
         (args.harness != "native", "--harness"),
+        (args.backend != "local" or args.ray_address, "--backend ray/--ray-address (use --concurrency)"),
     ]
     for given, flag in unsupported:
         if given:
@@ -532,7 +535,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency",
         type=_positive,
         default=1,
-        help="episodes in flight (batched for hf:, threads for openai:)",
+        help="episodes in flight (batched for hf:, threads for openai:; with --backend ray, the number of actors)",
+    )
+    ev.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where episodes run: this process (default) or Ray actors (the ray extra), one env and agent each",
+    )
+    ev.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="the Ray cluster for --backend ray: HOST:PORT of its head node, ray://HOST:PORT, or auto "
+        "(default: a local Ray instance)",
     )
     ev.add_argument(
         "--env-arg",

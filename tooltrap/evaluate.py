@@ -102,6 +102,8 @@ def _react(env: gym.Env) -> gym.Env:
 
 #: how a model's turn is presented and read: native tool calling, or the prompted ReAct format
 HARNESSES: dict[str, Callable[[gym.Env], gym.Env]] = {"native": lambda env: env, "react": _react}
+#: where the episodes run: this process, or Ray actors (tooltrap._ray)
+BACKENDS: tuple[str, ...] = ("local", "ray")
 
 
 def check_points(env: gym.Env, points: Sequence[Point]) -> list[Point]:
@@ -165,6 +167,8 @@ def _run_grid(
     known_records: list[dict[str, Any]] | None,
     harness: str,
     protocol: str | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """:func:`evaluate` without its summary: (benchmark name, records of the grid). With ``pairs``
     (a protocol's round) the work is those pairs; ``tasks`` and ``protocol`` still define the run."""
@@ -175,6 +179,15 @@ def _run_grid(
     _check_harness(agent, harness)
     if concurrency < 1:
         raise EnvUsageError(f"concurrency must be at least 1, got {concurrency}.")
+    if backend not in BACKENDS:
+        raise UnknownNameError("backend", backend, BACKENDS)
+    if ray_address is not None and backend != "ray":
+        raise EnvUsageError("ray_address (--ray-address) is for backend='ray' (--backend ray)")
+    if backend == "ray":  # Ray, the cluster and the agent's way to the actors, before anything is written
+        from ._ray import agent_factory, connect
+
+        connect(ray_address)
+        agent_factory(agent)
 
     def make_env() -> gym.Env:
         return HARNESSES[harness](apply_defense(gym.make(env_id, **(env_kwargs or {})), mitigation))
@@ -246,7 +259,18 @@ def _run_grid(
     sink = Sink(path, records, on_episode, bar, endpoint=_endpoint(agent))
     keep = {(t, variant_key(p)) for t, p in grid}
     try:
-        if concurrency > 1 and agent.batchable:
+        if backend == "ray":
+            from ._ray import pool_key, ray_actors
+
+            settings = {
+                "env_id": env_id,
+                "env_kwargs": env_kwargs or {},
+                "mitigation": mitigation,
+                "harness": harness,
+            }
+            key = pool_key(settings, agent)
+            ray_actors(make_env, agent, todo, seed, sink, concurrency, ray_address, key)
+        elif concurrency > 1 and agent.batchable:
             batched(make_env, agent, todo, seed, sink, concurrency)
         elif concurrency > 1:
             threaded(make_env, agent, todo, seed, sink, concurrency)
@@ -300,6 +324,8 @@ def evaluate(
     known_records: list[dict[str, Any]] | None = None,
     harness: str = "native",
     resamples: int | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``agent`` on ``env_id`` over the selected tasks x ``variants`` (grid points; default:
     the default variant), or over explicit ``pairs`` of (task id, grid point); append to
@@ -318,7 +344,10 @@ def evaluate(
     rounds), so the file is not read again; new records are appended to that list. ``harness``:
     ``native`` (tool schemas sent, tool calls parsed from the reply) or ``react`` (tools described in
     the prompt, the reply read as Thought / Action / Action Input / Final Answer, at most 5 model calls:
-    :class:`~tooltrap.wrappers.react.ReActFormat`; a model agent only).
+    :class:`~tooltrap.wrappers.react.ReActFormat`; a model agent only). ``backend``: ``local`` (this
+    process: threads or batched generation, ``concurrency`` episodes at once) or ``ray`` (``concurrency``
+    Ray actors, each with its own env and agent, on the cluster at ``ray_address`` or a local instance:
+    :mod:`tooltrap._ray`); the records are the same either way, and a run resumes on either.
 
     Raises:
         ProviderUnreachableError: The first episodes of this call could not reach the model (connection
@@ -344,6 +373,8 @@ def evaluate(
             pairs=pairs,
             known_records=known_records,
             harness=harness,
+            backend=backend,
+            ray_address=ray_address,
         )
     except ProviderUnreachableError as stop:
         _write_summary(out_dir, stop.benchmark, env_id, stop.records, resamples, seed)
@@ -367,6 +398,8 @@ def evaluate_protocol(
     log: Callable[[str], None] | None = None,
     harness: str = "native",
     resamples: int | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run a benchmark's adaptive protocol (its ``protocols``: name -> :class:`ProtocolPlanner` class):
     round by round, its planner picks the next (task, grid point) pairs from the ledger so far, and
@@ -406,6 +439,8 @@ def evaluate_protocol(
             known_records=known,
             harness=harness,
             protocol=protocol,
+            backend=backend,
+            ray_address=ray_address,
         )
 
     # check the run, repair the ledger, then read it once: later rounds append to the same list
