@@ -447,6 +447,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """``tooltrap export RUN [RUN ...] --format inspect``: one Inspect AI eval log per run folder."""
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.wrappers.eval.inspect_log import export_inspect
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise EnvUsageError(f"--out {out} is a file, not a folder")
+    names = [Path(d).resolve().name for d in args.dirs]
+    if len(set(names)) < len(names):  # two runs' logs would take one file name
+        raise EnvUsageError(
+            f"the runs {', '.join(args.dirs)} share a folder name: export them to different --out folders"
+        )
+    for run, name in zip(args.dirs, names, strict=True):
+        target = out / f"{name}.{args.log_format}"
+        print(f"wrote {export_inspect(run, target, log_format=args.log_format)}")
+    return 0
+
+
 def _roles_line(name: str) -> str:
     """``role: policy, ...; role: ...`` of a multi-agent env (the default first), or why not (no PettingZoo)."""
     from tooltrap.agents.roles import default_policies, scripted_policies
@@ -599,6 +618,27 @@ def build_parser() -> argparse.ArgumentParser:
         "a run folder names is imported otherwise (repeatable)",
     )
     rp.set_defaults(func=cmd_report)
+    ex = sub.add_parser("export", help="write run folders in another tool's format (Inspect AI eval logs)")
+    ex.add_argument("dirs", nargs="+", metavar="RUN", help="folders written by `tooltrap eval`")
+    ex.add_argument(
+        "--format",
+        dest="export_format",
+        choices=("inspect",),
+        required=True,
+        help="inspect: an Inspect AI eval log per run (the inspect extra), for inspect view",
+    )
+    ex.add_argument(
+        "--out",
+        default="logs",
+        help="folder for the logs, one per run named after its folder (default: logs, where inspect view looks)",
+    )
+    ex.add_argument(
+        "--log-format",
+        choices=("eval", "json"),
+        default="eval",
+        help="Inspect's .eval archive (default) or one .json file",
+    )
+    ex.set_defaults(func=cmd_export)
     ls = sub.add_parser("list", help="list env ids, agents and defenses")
     ls.set_defaults(func=cmd_list)
     return parser
