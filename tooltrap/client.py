@@ -109,9 +109,11 @@ class Client:
     def connect(self) -> Client:
         if self._ws is None:
             try:
+                # entered as a context manager: what every websockets version returns supports it
+                # (a connection, or a connecter whose __enter__ connects), without a deprecation warning
                 self._ws = self._ws_client.connect(
                     self.ws_url, open_timeout=self.timeout, max_size=self.max_message_bytes
-                )
+                ).__enter__()
             except (OSError, TimeoutError, self._websockets_error()) as exc:
                 raise ServerError("CONNECTION_FAILED", f"{self.ws_url}: {exc}", closed=True) from None
         return self
@@ -140,8 +142,11 @@ class Client:
         """Send one frame as it is and return the decoded reply, an error included (for probing a
         server; :meth:`reset` and :meth:`step` are the way to play)."""
         self.connect()
-        try:
+        # a server that refuses a session (at capacity) says why, then closes: the send may fail, the
+        # reason is still there to read
+        with contextlib.suppress(self._websockets_closed()):
             self._ws.send(text)
+        try:
             return json.loads(self._ws.recv(timeout=self.timeout))
         except self._websockets_closed() as exc:
             self._drop()
