@@ -636,16 +636,16 @@ def create_app(config: ServerConfig) -> Any:
         counters.active_sessions += 1
         counters.sessions_total += 1
         env = None
+        # why the session ends, said once its slot and env are released: a client that reconnects as
+        # soon as it sees the close finds the slot free
+        closing: tuple[ProtocolError | None, int] | None = None
         try:
             try:
                 env = await on_worker(open_env)
             except Exception as exc:
                 log.exception("env factory error")
-                await end(
-                    ProtocolError(
-                        Code.FACTORY_ERROR, f"{config.env_id} could not be built: {type(exc).__name__}"
-                    )
-                )
+                error = f"{config.env_id} could not be built: {type(exc).__name__}"
+                closing = (ProtocolError(Code.FACTORY_ERROR, error), 1000)
                 return
             episode = Episode(env)
             byte_cap = config.max_message_bytes
@@ -654,13 +654,8 @@ def create_app(config: ServerConfig) -> Any:
                     message = await asyncio.wait_for(websocket.receive(), config.session_timeout)
                 except TimeoutError:
                     counters.sessions_reaped += 1
-                    await end(
-                        ProtocolError(
-                            Code.SESSION_TIMEOUT,
-                            f"no message for {config.session_timeout:g} s: the session is closed; "
-                            "connect again and reset",
-                        )
-                    )
+                    idle = f"no message for {config.session_timeout:g} s: the session is closed; connect again and reset"
+                    closing = (ProtocolError(Code.SESSION_TIMEOUT, idle), 1000)
                     return
                 if message["type"] == "websocket.disconnect":
                     return
@@ -674,9 +669,9 @@ def create_app(config: ServerConfig) -> Any:
                     and len(raw.encode("utf-8", "surrogatepass")) > byte_cap
                 ):
                     counters.oversized_frames += 1
-                    await end(
+                    closing = (
                         ProtocolError(Code.MESSAGE_TOO_LARGE, f"a message is at most {byte_cap} bytes"),
-                        code=1009,
+                        1009,
                     )
                     return
                 try:
@@ -685,7 +680,7 @@ def create_app(config: ServerConfig) -> Any:
                 except ProtocolError as error:
                     answer = error.payload()
                 if answer is None:  # close
-                    await end()
+                    closing = (None, 1000)
                     return
                 await send(answer)
         except (WebSocketDisconnect, OSError):
@@ -694,6 +689,8 @@ def create_app(config: ServerConfig) -> Any:
             counters.active_sessions -= 1
             if env is not None:
                 await on_worker(close_env, env)
+            if closing is not None:
+                await end(*closing)
 
     return app
 
