@@ -313,3 +313,17 @@ def test_the_client_refuses_a_bad_url():
     with pytest.raises(ServerError) as failed:
         Client("http://127.0.0.1:9", timeout=5).reset()
     assert failed.value.code == "CONNECTION_FAILED"
+
+
+def test_a_missing_extra_is_a_typed_error_naming_it(monkeypatch):
+    import sys
+
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.server import ServerConfig, create_app
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # an import of it now fails, as when not installed
+    with pytest.raises(EnvUsageError, match=r"pip install 'tooltrap\[server\]'"):
+        create_app(ServerConfig(ENV))
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(EnvUsageError, match=r"pip install 'tooltrap\[server\]'"):
+        Client("http://127.0.0.1:8000")
