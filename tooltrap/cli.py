@@ -509,6 +509,29 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve one env id over the OpenEnv protocol (``tooltrap.server``) until Ctrl-C. Everything is checked
+    before the server starts: the extra, the env id, every ``--env-arg`` and the limits."""
+    from tooltrap.server import ServerConfig, serve
+
+    env_kwargs = parse_env_args(args.env_arg)
+    config = ServerConfig(
+        env_id=args.env_id,
+        env_kwargs=env_kwargs,
+        max_sessions=args.max_sessions,
+        session_timeout=args.session_timeout,
+        max_message_bytes=args.max_message_bytes,
+    )
+    _benchmark_of(args.env_id, env_kwargs)  # an unknown id or kwarg: the one-line usage error, now
+
+    def ready(url: str) -> None:
+        ws = url.replace("http://", "ws://", 1)
+        print(f"serving {args.env_id} on {url} (OpenEnv protocol; episodes on {ws}/ws)", flush=True)
+
+    serve(config, host=args.host, port=args.port, fd=args.fd, on_ready=ready)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from tooltrap import __version__
 
@@ -641,6 +664,43 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(func=cmd_export)
     ls = sub.add_parser("list", help="list env ids, agents and defenses")
     ls.set_defaults(func=cmd_list)
+    from tooltrap import server
+
+    sv = sub.add_parser(
+        "serve", help="serve an env over the OpenEnv protocol (WebSocket episodes, HTTP routes)"
+    )
+    sv.add_argument("env_id", help="e.g. SABench-Calendar-v0 (tooltrap list shows them all)")
+    sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    sv.add_argument(
+        "--env-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="env kwarg, as for tooltrap eval, e.g. split=test (repeatable)",
+    )
+    sv.add_argument(
+        "--max-sessions",
+        type=_positive,
+        default=server.DEFAULT_MAX_SESSIONS,
+        help=f"open WebSocket sessions at most (default {server.DEFAULT_MAX_SESSIONS})",
+    )
+    sv.add_argument(
+        "--session-timeout",
+        type=float,
+        default=server.DEFAULT_SESSION_TIMEOUT,
+        help=f"seconds without a message after which a session is closed (default {server.DEFAULT_SESSION_TIMEOUT:g})",
+    )
+    sv.add_argument(
+        "--max-message-bytes",
+        type=_positive,
+        default=server.DEFAULT_MAX_MESSAGE_BYTES,
+        help=f"largest message or request body in bytes (default {server.DEFAULT_MAX_MESSAGE_BYTES})",
+    )
+    sv.add_argument(
+        "--fd", type=int, default=None, help="serve on this inherited listening socket instead (supervisors)"
+    )
+    sv.set_defaults(func=cmd_serve)
     return parser
 
 
