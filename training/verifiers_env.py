@@ -55,9 +55,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from tooltrap.envs.core import EnvUsageError
+from tooltrap.envs.core import MAX_ACTION_CHARS, EnvUsageError
 from tooltrap.envs.packages import DEFAULT_ENV_ID, check_env_id
-from tooltrap.wrappers.defenses import apply_defense
 from tooltrap.wrappers.formats import message_text, parse_completion_format
 
 from .data import task_rows
@@ -89,9 +88,6 @@ __all__ = [
 TASKSET_ID = "tooltrap-verifiers"
 #: the key of the judgment in ``trace.info``
 INFO_KEY = "tooltrap"
-#: at most this many characters of a model turn reach the env (the env caps actions too; this bounds
-#: the parsing before it)
-MAX_TURN_CHARS = 64_000
 
 
 class TooltrapTaskData(vf.TaskData):
@@ -162,7 +158,9 @@ class TooltrapTaskset(vf.Taskset[TooltrapTask, TooltrapTasksetConfig]):
     def rows(self) -> list[dict[str, Any]]:
         """The task rows (prompt, tools, ids), built once."""
         if self._rows is None:
-            self._rows = task_rows(self.config.env_id, tasks=self.config.tasks, env_kwargs=self.config.env_kwargs)
+            self._rows = task_rows(
+                self.config.env_id, tasks=self.config.tasks, env_kwargs=self.config.env_kwargs
+            )
         return self._rows
 
     def load(self) -> list[TooltrapTask]:
@@ -228,14 +226,18 @@ def _wire(message: Any) -> dict[str, Any]:
     return message.model_dump(exclude_none=True)
 
 
-def _replies(model_turn: dict[str, Any], env_messages: list[dict[str, Any]], observation: str) -> list[dict[str, Any]]:
+def _replies(
+    model_turn: dict[str, Any], env_messages: list[dict[str, Any]], observation: str
+) -> list[dict[str, Any]]:
     """The env's answer to a model turn as chat messages: one tool message per tool call of the turn
     (under the model's call ids, in order), or the env's own feedback message (a parse error) for a
     turn whose text held no call."""
     calls = model_turn.get("tool_calls") or []
     if not calls:
         # the env's step messages are [its view of the action, its feedback]: send the feedback
-        return [m for m in env_messages if m.get("role") != "assistant"] or [{"role": "user", "content": observation}]
+        return [m for m in env_messages if m.get("role") != "assistant"] or [
+            {"role": "user", "content": observation}
+        ]
     results = [m for m in env_messages if m.get("role") == "tool"]
     if len(results) != len(calls):
         # some calls did not parse as calls (no name): every call of the turn gets the step's feedback
@@ -244,6 +246,32 @@ def _replies(model_turn: dict[str, Any], env_messages: list[dict[str, Any]], obs
         {"role": "tool", "tool_call_id": call["id"], "content": str(result.get("content", ""))}
         for call, result in zip(calls, results, strict=True)
     ]
+
+
+def _prompt_messages(data: TooltrapTaskData) -> list[dict[str, Any]]:
+    """The conversation's opening messages (the prompt verifiers hands the harness, after its request
+    hooks), with the task's system prompt first when it is given apart."""
+    if isinstance(data.prompt, str):
+        messages = [{"role": "user", "content": data.prompt}]
+    else:
+        messages = [_wire(m) for m in data.prompt or []]
+    if data.system_prompt and not any(m.get("role") == "system" for m in messages):
+        messages.insert(0, {"role": "system", "content": data.system_prompt})
+    return messages
+
+
+def _action(turn: dict[str, Any], answer: Any) -> str:
+    """The env action of a model turn, parsed as the TRL paths parse a completion (OpenAI tool calls,
+    then calls in the text, then plain text as the answer). The parsing cost is bounded like the env
+    bounds an action: text past the env's action limit is cut (it could only be a too-long action),
+    and tool calls larger than the limit go to the env as their over-long text, which it rejects."""
+    calls = turn.get("tool_calls") or []
+    if calls:
+        encoded = json.dumps(calls, ensure_ascii=False)
+        if len(encoded) > MAX_ACTION_CHARS:
+            return encoded[: MAX_ACTION_CHARS + 1]
+    text = message_text(turn.get("content"))[: MAX_ACTION_CHARS + 1]
+    return parse_completion_format(dict(turn, content=text), answer=answer)[0]
 
 
 class TooltrapHarness(vf.Harness[TooltrapHarnessConfig]):
@@ -270,11 +298,7 @@ class TooltrapHarness(vf.Harness[TooltrapHarnessConfig]):
         if not isinstance(data, TooltrapTaskData):
             raise TypeError(f"the tooltrap harness plays tooltrap tasks, not {type(data).__name__}")
         episode = _open_episode(data)
-        messages = [_wire(m) for m in data.prompt or []] if not isinstance(data.prompt, str) else []
-        if isinstance(data.prompt, str):
-            messages = [{"role": "user", "content": data.prompt}]
-        if data.system_prompt and not any(m.get("role") == "system" for m in messages):
-            messages.insert(0, {"role": "system", "content": data.system_prompt})
+        messages = _prompt_messages(data)
         client = AsyncOpenAI(base_url=endpoint, api_key=secret)
         provider_failed = False
         try:
@@ -292,12 +316,11 @@ class TooltrapHarness(vf.Harness[TooltrapHarnessConfig]):
                         break
                     provider_failed = True
                     raise
-                turn = _wire(completion.choices[0].message.model_dump(exclude_none=True))
-                turn = {k: v for k, v in turn.items() if k in ("role", "content", "tool_calls")}
-                turn.setdefault("content", None)
-                parseable = dict(turn, content=message_text(turn.get("content"))[:MAX_TURN_CHARS])
-                action, _ = parse_completion_format(parseable, answer=episode._answer)
-                observation = episode._step(action)
+                reply = completion.choices[0].message.model_dump(exclude_none=True)
+                turn = {"role": "assistant", "content": reply.get("content")}
+                if reply.get("tool_calls"):
+                    turn["tool_calls"] = reply["tool_calls"]
+                observation = episode._step(_action(turn, episode._answer))
                 messages.append(turn)
                 if episode.env.unwrapped.done:
                     break
@@ -390,5 +413,7 @@ def register() -> None:
     module_name = TASKSET_ID.replace("-", "_")
     registered = sys.modules.get(module_name)
     if registered is not None and registered is not sys.modules[__name__]:
-        raise EnvUsageError(f"another module is already imported as {module_name!r}; tooltrap cannot register")
+        raise EnvUsageError(
+            f"another module is already imported as {module_name!r}; tooltrap cannot register"
+        )
     sys.modules[module_name] = sys.modules[__name__]
