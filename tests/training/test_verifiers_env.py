@@ -263,3 +263,5 @@ def test_misuse_raises_typed_errors():
         load_environment("SABench-Calendar-v0", max_turns=0)
     with pytest.raises(UnknownNameError):
         load_environment("SABench-Calendar-v0", tasks="no-such-task-*")
+    with pytest.raises(EnvUsageError, match="split"):
+        load_environment("EpiSEM-Finance-v0", split="test")
