@@ -76,6 +76,8 @@ def load_benchmarks() -> None:
 
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = _env_ids()
+#: the env id an integration plays when it is given none: the first benchmark's whole suite
+DEFAULT_ENV_ID = "SABench-v0"
 
 
 def register_envs() -> None:

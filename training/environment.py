@@ -153,6 +153,7 @@ class ToolEnvironment:
         self.env = apply_defense(gym.make(self.env_id, **self.env_kwargs), self.mitigation)
         self._final: dict[str, Any] | None = None
         self._answer: Any = None
+        self._last_info: dict[str, Any] = {}
         self.calls = 0
 
     def reset(self, **row: Any) -> str | None:
@@ -187,6 +188,7 @@ class ToolEnvironment:
 
     def _step(self, action: str) -> str:
         observation, _, terminated, truncated, info = self.env.step(action)
+        self._last_info = info  # the step's chat messages, for loops that build the conversation
         if terminated or truncated:
             self._final = {
                 "reward": float(sum(info["reward_components"].values())),
