@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sft import EnvArguments, model_kwargs, save_final
+from .sft import EnvArguments, entry_point, model_kwargs, parse_training_args, preflight, save_final
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -39,6 +39,7 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
 
     from .data import task_rows
 
+    preflight(training_args, model_args)
     env_kwargs = args.env_kwargs(args.env_id)
     rows = task_rows(args.env_id, tasks=args.tasks, env_kwargs=env_kwargs, repeat=args.repeat)
     tokenizer = AutoTokenizer.from_pretrained(
@@ -87,9 +88,9 @@ def cli(argv: list[str] | None = None) -> Any:
     from trl import GRPOConfig, ModelConfig, TrlParser
 
     parser = TrlParser((RolloutArguments, GRPOConfig, ModelConfig))
-    args, training_args, model_args = parser.parse_args_and_config(args=argv)
+    args, training_args, model_args = parse_training_args(parser, argv)
     return main(args, training_args, model_args)
 
 
 if __name__ == "__main__":
-    cli()
+    raise SystemExit(entry_point(cli))

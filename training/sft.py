@@ -81,6 +81,44 @@ class DemonstrationArguments(EnvArguments):
     )
 
 
+def _needs_gpu(flag: str) -> Exception:
+    from tooltrap.envs.core import EnvUsageError
+
+    return EnvUsageError(
+        f"--{flag} true needs a GPU (the configs in configs/ are GPU runs) and none is visible: "
+        f"pass --{flag} false (and --dtype float32) to train on the CPU."
+    )
+
+
+def preflight(training_args: Any, model_args: Any) -> None:
+    """What would fail only after minutes of data building, checked first: half precision asked for where
+    there is no GPU, and a model that is neither a local folder nor in the local cache while the hub
+    cannot be reached (``HF_HUB_OFFLINE=1``).
+
+    Raises:
+        EnvUsageError: Naming the option to change.
+    """
+    import torch
+
+    from tooltrap.envs.core import EnvUsageError
+
+    precision = [flag for flag in ("bf16", "fp16") if getattr(training_args, flag, False)]
+    if precision and not torch.cuda.is_available():
+        raise _needs_gpu(precision[0])
+    model = str(model_args.model_name_or_path)
+    if os.path.isdir(model) or os.environ.get("HF_HUB_OFFLINE") != "1":
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(model, "config.json", revision=model_args.model_revision)
+    if not isinstance(cached, str):
+        raise EnvUsageError(
+            f"--model_name_or_path {model}: not a local folder and not in the local Hugging Face cache, and "
+            "HF_HUB_OFFLINE=1 forbids a download: download it where the hub is reachable "
+            f"(huggingface-cli download {model}) or pass a checkpoint folder."
+        )
+
+
 def model_kwargs(model_args: Any) -> dict[str, Any]:
     """``from_pretrained`` kwargs from TRL's ModelConfig (revision, dtype, attention implementation)."""
     kwargs: dict[str, Any] = {"revision": model_args.model_revision}
@@ -100,6 +138,7 @@ def main(env_args: DemonstrationArguments, training_args: Any, model_args: Any) 
 
     from .data import gold_rows, tokenize_messages
 
+    preflight(training_args, model_args)
     rows = (
         gold_rows(
             env_args.env_id,
@@ -140,13 +179,40 @@ def save_final(trainer: Any, tokenizer: Any, output_dir: str) -> None:
     tokenizer.save_pretrained(output_dir)
 
 
+def parse_training_args(parser: Any, argv: list[str] | None) -> Any:
+    """``parser.parse_args_and_config(argv)``, with transformers' refusal of half precision on a machine
+    without a GPU (raised while the options are parsed) turned into the same message as :func:`preflight`."""
+    try:
+        return parser.parse_args_and_config(args=argv)
+    except ValueError as err:
+        flag = next((f for f in ("bf16", "fp16") if f in str(err)), None)
+        if flag is None or "gpu" not in str(err).lower():
+            raise
+        raise _needs_gpu(flag) from None
+
+
+def entry_point(run: Any) -> int:
+    """Run an entry point's ``cli`` as a command: a mistake in its options (a typed tooltrap error) is one
+    line and exit status 2, as ``tooltrap`` commands do, not a traceback."""
+    import sys
+
+    from tooltrap.envs.core import TooltrapError
+
+    try:
+        run()
+    except TooltrapError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cli(argv: list[str] | None = None) -> Any:
     from trl import ModelConfig, SFTConfig, TrlParser
 
     parser = TrlParser((DemonstrationArguments, SFTConfig, ModelConfig))
-    env_args, training_args, model_args = parser.parse_args_and_config(args=argv)
+    env_args, training_args, model_args = parse_training_args(parser, argv)
     return main(env_args, training_args, model_args)
 
 
 if __name__ == "__main__":
-    cli()
+    raise SystemExit(entry_point(cli))

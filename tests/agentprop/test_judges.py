@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 import socket
-from pathlib import Path
 
 import pytest
 
+from tests.shared_data import AGENTPROP_RELEASE, needs
 from tooltrap.agents.llm import OpenAIChatAgent
 from tooltrap.wrappers.eval.agentprop.judges import (
     JUDGE_MAX_TOKENS,
@@ -29,10 +29,8 @@ from tooltrap.wrappers.eval.agentprop.judges import (
 
 pytest.importorskip("httpx")
 
-RELEASE = Path(__file__).resolve().parents[3] / "shared" / "data" / "agentprop-release"
-needs_release = pytest.mark.skipif(
-    not (RELEASE / "data" / "results").exists(), reason="the release copy is not on this machine"
-)
+RELEASE = AGENTPROP_RELEASE
+needs_release = needs(RELEASE / "data" / "results")
 
 
 def _judge(url: str, model: str) -> LLMJudge:

@@ -16,6 +16,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.shared_data import AGENTPROP_RELEASE, needs
 from tooltrap.wrappers.eval.agentprop.release import (
     NEEDS_THIRTEEN_MODELS,
     NOT_RECOMPUTABLE,
@@ -39,8 +40,8 @@ from tooltrap.wrappers.eval.agentprop.release import (
 )
 from tooltrap.wrappers.eval.stats import cohens_h, cohens_kappa, spearman, two_proportion_z
 
-RESULTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "agentprop-release" / "data" / "results"
-needs_release = pytest.mark.skipif(not RESULTS.exists(), reason="the release copy is not on this machine")
+RESULTS = AGENTPROP_RELEASE / "data" / "results"
+needs_release = needs(RESULTS)
 
 
 def _script() -> ModuleType:

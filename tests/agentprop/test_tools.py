@@ -5,15 +5,15 @@ rules follow the release's P2 protocol, with silent no-ops reported as not appli
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.shared_data import AGENTPROP_RELEASE, needs
 from tooltrap.envs.agentprop import BACKENDS, RELEASE_TOOLS, inject
 from tooltrap.envs.agentprop.tools.simulators import PATIENTS, daily_weather
 from tooltrap.envs.core import Executor, State, Task, Toolset
 
-RELEASE = Path(__file__).resolve().parents[3] / "shared" / "data" / "agentprop-release"
+RELEASE = AGENTPROP_RELEASE
 SCHEMAS = RELEASE / "derived" / "tool_schemas_from_tool_executor.json"
 
 
@@ -21,7 +21,7 @@ def toolset() -> Toolset:
     return Toolset(BACKENDS)
 
 
-@pytest.mark.skipif(not SCHEMAS.exists(), reason="the release copy is not on this machine")
+@needs(SCHEMAS)
 def test_schemas_equal_the_releases():
     release = json.loads(SCHEMAS.read_text())
     assert tuple(release) == RELEASE_TOOLS

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_data import SENTRY_DATA, needs
 from tooltrap.envs.sentry.authoring.loaders import (
     DatasetError,
     DatasetWarning,
@@ -24,9 +25,9 @@ from tooltrap.envs.sentry.authoring.loaders import (
 )
 from tooltrap.wrappers.defenses.detector import detector_report
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "sentry"
+DATA = SENTRY_DATA
 pytestmark = [
-    pytest.mark.skipif(not DATA.exists(), reason="the shared datasets are not on this machine"),
+    needs(DATA),
     # the releases' known quirks (a 911 row without a priority, ids whose labels conflict) are dropped
     # with a warning naming them: asserted in test_the_releases_quirks_are_named, quiet elsewhere
     pytest.mark.filterwarnings("ignore::tooltrap.envs.sentry.authoring.loaders.DatasetWarning"),

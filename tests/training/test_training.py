@@ -7,6 +7,8 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import os
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,8 @@ from scripts.check_demonstrations import DEMO_SETTINGS, check_demonstrations
 from ..conftest import MINI_ENV_KWARGS
 
 pytest.importorskip("trl")
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _grpo_config(out, **overrides):
@@ -455,3 +459,33 @@ def test_sentry_demonstrations_are_the_careful_operators_episodes():
     assert drift and all(
         sum(m["role"] == "user" for m in r["messages"]) > 1 for r in drift
     )  # follow-up turns
+
+
+@pytest.mark.parametrize("module", ["sft", "grpo"])
+def test_a_gpu_config_fails_at_once_on_the_cpu_saying_what_to_change(module, tmp_path):
+    """configs/ are GPU runs (bf16): on a CPU-only machine the entry point says so before building any data
+    or loading a model, in one line with exit status 2; and a model neither local nor cached, with the hub
+    forbidden, is named before anything runs."""
+    import subprocess
+    import sys
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible: bf16 is allowed here")
+    config = ROOT / "configs" / f"{module}_qwen2.5-0.5b.yaml"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = ["--output_dir", str(tmp_path / "out")]
+    done = subprocess.run(
+        [sys.executable, "-m", f"tooltrap.training.{module}", "--config", str(config), *out],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith("error: --bf16 true needs a GPU")
+    done = subprocess.run(
+        [sys.executable, "-m", f"tooltrap.training.{module}", "--config", str(config), *out,
+         "--bf16", "false", "--dtype", "float32", "--model_name_or_path", "no-such-org/no-such-model"],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "not in the local Hugging Face cache" in done.stderr.strip().splitlines()[-1]
