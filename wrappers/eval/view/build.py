@@ -656,7 +656,7 @@ def _compare_table(comparison: _Comparison) -> dict[str, Any]:
     ]
     for site in comparison.sites:
         columns.append({"label": f"{site.run.name}: reward", "kind": "num", "sort": True})
-        columns.append({"label": f"{site.run.name}: outcomes", "kind": "text"})
+        columns.append({"label": f"{site.run.name}: outcomes", "kind": "text", "wrap": True})
     rows = []
     for key in comparison.keys:
         cells = comparison.cells[key]

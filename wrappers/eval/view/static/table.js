@@ -167,6 +167,7 @@
       td.className = "num";
     } else {
       td.textContent = v === null || v === undefined ? "" : String(v);
+      if (c.wrap) td.className = "wrap";
     }
     return td;
   }
