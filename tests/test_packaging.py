@@ -26,6 +26,11 @@ def test_wheel_installs_into_fresh_venv(tmp_path):
 
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "tooltrap/envs/sabench/data/calendar.json" in names
+    # the viewer's templates and static files are package data
+    view = "tooltrap/wrappers/eval/view/"
+    assert {f"{view}templates/episode.html.j2", f"{view}static/table.js", f"{view}static/view.css"} <= set(
+        names
+    )
     assert "LICENSE" in " ".join(names)
     assert not [n for n in names if n.split("/")[0] in ("envs", "agents", "wrappers", "training")]
     env_dir = tmp_path / "venv"
@@ -49,6 +54,12 @@ def test_wheel_installs_into_fresh_venv(tmp_path):
         check=True, capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert "goal" in cli.stdout
+    # without the view extra (Jinja2), tooltrap view says which extra to install, in one line
+    viewed = subprocess.run(
+        [str(env_dir / "bin" / "tooltrap"), "view", str(tmp_path / "run"), "--out", str(tmp_path / "site")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert viewed.returncode == 2 and "tooltrap[view]" in viewed.stderr and viewed.stderr.count("\n") == 1
 
 
 def test_every_package_folder_is_listed_in_pyproject():

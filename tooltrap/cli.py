@@ -466,6 +466,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    """``tooltrap view RUN [RUN ...] [--out DIR]``: a static site of the runs (index, episodes, comparison)."""
+    from tooltrap import benchmark_report
+    from tooltrap.wrappers.eval.view import build_site, read_run
+
+    runs = [read_run(d, find_report=benchmark_report) for d in args.dirs]
+    site = build_site(runs, args.out)
+    for run in runs:
+        for note in run.notes:
+            print(f"{run.directory}: {note}", file=sys.stderr)
+    print(
+        f"wrote {site.episodes} episode pages of {len(runs)} run(s)"
+        + (f" and {len(site.comparisons)} comparison(s)" if site.comparisons else "")
+        + f": open {site.index}"
+    )
+    return 0
+
+
 def _roles_line(name: str) -> str:
     """``role: policy, ...; role: ...`` of a multi-agent env (the default first), or why not (no PettingZoo)."""
     from tooltrap.agents.roles import default_policies, scripted_policies
@@ -662,6 +680,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="Inspect's .eval archive (default) or one .json file",
     )
     ex.set_defaults(func=cmd_export)
+    vw = sub.add_parser(
+        "view", help="a static site of run folders: each run's episodes, each episode's trace, comparisons"
+    )
+    vw.add_argument("dirs", nargs="+", metavar="RUN", help="folders written by `tooltrap eval`")
+    vw.add_argument(
+        "--out",
+        default="view",
+        help="folder for the site, new, empty or a previous view (default: view); open OUT/index.html",
+    )
+    vw.set_defaults(func=cmd_view)
     ls = sub.add_parser("list", help="list env ids, agents and defenses")
     ls.set_defaults(func=cmd_list)
     from tooltrap import server

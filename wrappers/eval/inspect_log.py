@@ -65,6 +65,7 @@ from .run import (
     read_summary,
     record_point,
 )
+from .transcript import Turn, as_dict, as_list, compact_json, transcript, write_patch
 
 #: the log formats Inspect writes: a zip archive (``.eval``, the default) or one JSON file
 LogFormat = Literal["eval", "json"]
@@ -92,18 +93,7 @@ def _inspect() -> Any:
 
 
 # -- small pure helpers --------------------------------------------------------------------------------
-def _dict(value: Any) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else empty (a run folder is untrusted input)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _json(value: Any) -> str:
-    """Compact JSON as the env encodes observations (non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False)
+_dict, _list, _json = as_dict, as_list, compact_json
 
 
 def _stable_id(*parts: Any) -> str:
@@ -125,56 +115,8 @@ def sample_id(record: Mapping[str, Any]) -> str:
     return f"{task}[{shown}]"
 
 
-def _pointer(*parts: str) -> str:
-    """A JSON Pointer (RFC 6901) to ``parts``: ``~`` and ``/`` inside a part escaped."""
-    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def write_patch(write: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The JSON Patch of one write record of a trace, applied to the state as
-    ``{collection: {id: entity}}``: a create adds the entity as it was after, a delete removes it
-    (``replaced``: the entity before), an update changes each modified field (``value`` after,
-    ``replaced`` before; a field absent before is added, absent after removed)."""
-    collection, _, entity_id = str(write.get("entity", "")).partition("/")
-    path = _pointer(collection, entity_id)
-    action = write.get("action")
-    before, after = write.get("before"), write.get("after")
-    if action == "create":
-        return [{"op": "add", "path": path, "value": after}]
-    if action == "delete":
-        return [{"op": "remove", "path": path, "replaced": before}]
-    before, after = _dict(before), _dict(after)
-    changes = []
-    for name in _list(write.get("fields")):
-        field_path = path + _pointer(str(name))
-        if name not in after:
-            changes.append({"op": "remove", "path": field_path, "replaced": before.get(name)})
-        elif name not in before:
-            changes.append({"op": "add", "path": field_path, "value": after[name]})
-        else:
-            changes.append(
-                {"op": "replace", "path": field_path, "value": after[name], "replaced": before[name]}
-            )
-    return changes
-
-
 #: tooltrap's error kinds as Inspect's tool-call error types (anything else: ``unknown``)
 _TOOL_ERROR_TYPES = {"parse_error": "parsing", "invalid_arguments": "parsing", "too_many_calls": "limit"}
-
-
-def _reply_content(raw: Any) -> str | None:
-    """The text of a model's reply as the trace stored it: an OpenAI-format message as JSON (its
-    ``content``), or the completion text itself."""
-    if not isinstance(raw, str):
-        return None
-    try:
-        message = json.loads(raw)
-    except ValueError:
-        return raw
-    if isinstance(message, dict) and message.get("role") == "assistant":
-        content = message.get("content")
-        return content if isinstance(content, str) else ""
-    return raw
 
 
 # -- one episode -----------------------------------------------------------------------------------------
@@ -205,28 +147,23 @@ class _Episode:
             cls(uuid=self._id("e", self.n_events), timestamp=self.created, working_start=0.0, **fields)
         )
 
-    def step(self, step: Mapping[str, Any], follow_ups: Mapping[int, str]) -> None:
+    def step(self, turn: Turn) -> None:
+        """Add one turn of the transcript (:func:`~.transcript.step_turn`): its model event and
+        messages, a tool event per call, a state event per write."""
         ia = self.ia
-        number = step.get("step")
-        calls = [_dict(c) for c in _list(step.get("calls"))]
-        observation = step.get("observation") if isinstance(step.get("observation"), str) else ""
-        content = _reply_content(step.get("raw"))
-        tool_calls = []
-        for call in calls:
-            sent = "rewrites" in call  # a hook changed the call: the agent's own is what it sent
-            name = call.get("sent_name") if sent else call.get("name")
-            arguments = call.get("sent_arguments") if sent else call.get("arguments")
-            tool_calls.append(
-                ia.tool.ToolCall(
-                    id=f"call_{call.get('index')}",
-                    function=str(name),
-                    arguments=arguments if isinstance(arguments, dict) else {"arguments": arguments},
-                )
+        number = turn.step
+        tool_calls = [
+            ia.tool.ToolCall(
+                id=f"call_{reply.index}",
+                function=reply.name,
+                arguments=reply.arguments
+                if isinstance(reply.arguments, dict)
+                else {"arguments": reply.arguments},
             )
-        if content is None:  # a scripted policy: its action is the call itself (shown when nothing parsed)
-            content = "" if tool_calls else str(step.get("action", ""))
+            for reply in turn.replies
+        ]
         assistant = ia.model.ChatMessageAssistant(
-            content=content,
+            content=turn.content,
             tool_calls=tool_calls or None,
             model=self.model,
             id=self._id("m", number, "a"),
@@ -247,25 +184,19 @@ class _Episode:
                     )
                 ],
             ),
-            metadata={"step": number, "format": step.get("format"), "action": step.get("action")},
+            metadata={"step": number, "format": turn.format, "action": turn.action},
         )
         self.messages.append(assistant)
-        if not calls:  # the action did not parse: the env answered with a user message
-            self.messages.append(ia.model.ChatMessageUser(content=observation, id=self._id("m", number, "u")))
+        if turn.parse_error is not None:  # the action did not parse: the env answered with a user message
+            self.messages.append(
+                ia.model.ChatMessageUser(content=turn.parse_error, id=self._id("m", number, "u"))
+            )
             return
-        as_list = len(calls) > 1 or observation.startswith("[")
-        for call, tool_call in zip(calls, tool_calls, strict=True):
-            ok = call.get("ok") is True
-            error = _dict(call.get("error"))
-            shown = {
-                "tool": tool_call.function,
-                "ok": ok,
-                **({"result": call.get("result")} if ok else {"error": error}),
-            }
-            result = _json(shown) if as_list else observation
+        for reply, tool_call in zip(turn.replies, tool_calls, strict=True):
+            call, error = reply.call, reply.error
             tool_error = (
                 None
-                if ok
+                if reply.ok
                 else ia.tool.ToolCallError(
                     type=_TOOL_ERROR_TYPES.get(str(error.get("type")), "unknown"),
                     message=f"{error.get('type')}: {error.get('message')}",
@@ -273,11 +204,11 @@ class _Episode:
             )
             self.messages.append(
                 ia.model.ChatMessageTool(
-                    content=result,
+                    content=reply.content,
                     tool_call_id=tool_call.id,
                     function=tool_call.function,
                     error=tool_error,
-                    id=self._id("m", number, call.get("index")),
+                    id=self._id("m", number, reply.index),
                 )
             )
             details = {
@@ -290,12 +221,11 @@ class _Episode:
                 id=tool_call.id,
                 function=tool_call.function,
                 arguments=tool_call.arguments,
-                result=_json(call.get("result")) if ok else "",
+                result=_json(call.get("result")) if reply.ok else "",
                 error=tool_error,
                 metadata=details,
             )
-            for write in _list(call.get("writes")) if ok else []:
-                write = _dict(write)
+            for write in reply.writes:
                 self._event(
                     ia.event.StateEvent,
                     changes=write_patch(write),
@@ -303,9 +233,9 @@ class _Episode:
                         k: write.get(k) for k in ("tool", "domain", "action", "entity", "fields", "external")
                     },
                 )
-        if number in follow_ups:
+        if turn.follow_up is not None:
             self.messages.append(
-                ia.model.ChatMessageUser(content=follow_ups[number], id=self._id("m", number, "follow-up"))
+                ia.model.ChatMessageUser(content=turn.follow_up, id=self._id("m", number, "follow-up"))
             )
 
 
@@ -364,13 +294,8 @@ def episode_sample(ia: Any, record: Record, *, model: str, created: str) -> Any:
     sid = sample_id(record)
     episode = _Episode(ia, record, sid, model, created)
     trace = _dict(record.get("trace"))
-    follow_ups = {
-        t.get("step"): t.get("content")
-        for t in map(_dict, _list(trace.get("user_turns")))
-        if isinstance(t.get("content"), str)
-    }
-    for step in _list(trace.get("steps")):
-        episode.step(_dict(step), follow_ups)
+    for turn in transcript(record):
+        episode.step(turn)
     error_text = _outcome_error(record)
     scores: dict[str, Any] | None = None
     error = None

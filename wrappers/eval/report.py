@@ -49,6 +49,9 @@ class BenchmarkReport:
     progress_outcomes: tuple[str, ...] = ()
     #: summary metrics that are not rates (shown as plain numbers, not percentages)
     plain_metrics: tuple[str, ...] = ()
+    #: the viewer's hooks (``tooltrap view``: outcome columns, labels, findings; a
+    #: :class:`~.view.hooks.ViewHooks`); None: the generic view
+    view: Any = None
 
     def summarize(
         self,

@@ -36,6 +36,7 @@ from .metrics import (
     rejection_recovery_correlation,
     stage_metrics,
 )
+from .view import AgentPropView
 
 #: the headline columns of the tables (all of :data:`METRICS` are in metrics.csv)
 HEADLINE = ("accuracy_clean", "accuracy_injected", "p_S1", "p_S2", "p_S3", "r12", "r23",
@@ -78,6 +79,7 @@ def _fmt(iv: Interval, short: bool = False) -> str:
 
 class AgentPropReport(BenchmarkReport):
     cluster_label = "task"
+    view = AgentPropView()
     progress_outcomes = ("correct", "fabricated")
 
     def summarize(

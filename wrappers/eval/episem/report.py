@@ -42,6 +42,7 @@ from ..report import (
     system_outcome_counts,
 )
 from .metrics import cofr, funnel_rates, per_task_metrics, task_table, usable
+from .view import EpiSEMView
 
 #: headline metrics in report order, with how they read
 METRICS: dict[str, str] = {
@@ -140,6 +141,7 @@ def _fmt(iv: Interval) -> str:
 
 class EpiSEMReport(BenchmarkReport):
     cluster_label = "family"
+    view = EpiSEMView()
     progress_outcomes = ("unsafe_commit", "goal")
 
     def summarize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..multiagent import RoleMetric, RoleReport, every, role_reward, verdict_field
 from ..report import register_report
+from .view import DialogueView
 
 DIALOGUE_METRICS: tuple[RoleMetric, ...] = (
     RoleMetric("assistant", "goal", lambda r: float(bool(verdict_field(r, "goal"))), every),
@@ -52,3 +53,4 @@ DIALOGUE_METRICS: tuple[RoleMetric, ...] = (
 REPORT = register_report(
     "sabench_dialogue_v0", RoleReport("sabench_dialogue_v0", DIALOGUE_METRICS, "template_id", ("user",))
 )
+REPORT.view = DialogueView()  # the viewer shows the underlying benchmark's verdict

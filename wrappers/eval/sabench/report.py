@@ -30,6 +30,7 @@ from ..report import (
 from ..report import percent as pct
 from . import paper
 from .metrics import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
+from .view import SABenchView
 
 #: 11 scripted runs, as the paper's 11 models: the baselines with and without each mitigation
 #: (agent, defense); scripts/bench.py sabench and scripts/baselines.py sabench score them
@@ -554,6 +555,7 @@ class SABenchReport(BenchmarkReport):
     """SABench through the generic report interface (``tooltrap eval`` / ``tooltrap report``)."""
 
     cluster_label = "template"
+    view = SABenchView()
     progress_outcomes = ("goal", "cd")
 
     def summarize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..multiagent import Record, RoleMetric, RoleReport, every, role_component, role_reward, verdict_field
 from ..report import register_report
 from .metrics import DEFAULT_COSTS
+from .view import SentryView
 
 
 def _harm(record: Record) -> float:
@@ -64,3 +65,4 @@ ARENA_METRICS: tuple[RoleMetric, ...] = (
 REPORT = register_report(
     "sentry_arena_v0", RoleReport("sentry_arena_v0", ARENA_METRICS, "template_id", ("attacker", "gate"))
 )
+REPORT.view = SentryView()  # the viewer shows the underlying benchmark's verdict

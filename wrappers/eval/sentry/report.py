@@ -29,6 +29,7 @@ from ..report import (
     system_outcome_counts,
 )
 from .metrics import DEFAULT_COSTS, Costs, Rate, columns, dominates, harm_curve, headline
+from .view import SentryView
 
 METRICS = (
     "benign_utility",
@@ -79,6 +80,7 @@ def _fmt_harm(r: Rate) -> str:
 
 class SentryReport(BenchmarkReport):
     cluster_label = "episode"
+    view = SentryView()
     progress_outcomes = ("attack_success", "over_refusal")
     plain_metrics = ("harm",)
 
