@@ -15,7 +15,9 @@ class TransformersModel:
 
     With ``prefix_cache`` (the default) the key/value cache of the prompt prefix that a batch's
     conversations share (the system prompt and tool schemas, often 95% of a turn's prompt) is computed
-    once and kept: a later batch whose prompts all start with it computes only what follows. The result
+    once and kept: a later batch whose prompts all start with it computes only what follows, and one that
+    shares only part of it (another task's prompt after the same system prompt and tools) cuts the kept
+    cache back to that part. The result
     is the same as without it (the same positions, the same attention; a test checks identical greedy
     output): the prefix's keys and values do not depend on what follows it. The conversations' own parts
     are left-padded where they start, after the shared prefix, so that every token keeps its position.
@@ -111,10 +113,14 @@ class TransformersModel:
             kept_ids, kept = self._prefix
             if len(kept_ids) <= len(shared) and shared[: len(kept_ids)] == kept_ids:
                 return len(kept_ids), kept
-            # what this batch shares with the kept prefix (the system prompt and tools of another task)
+            # what this batch shares with the kept prefix (the system prompt and tools of another task):
+            # the kept cache cut back to it (a negative crop removes that many tokens in every
+            # transformers version), nothing computed again
             common = _common(kept_ids, shared)
             if common >= self.min_prefix_tokens:
-                shared = shared[:common]
+                kept.crop(common - len(kept_ids))
+                self._prefix = (kept_ids[:common], kept)
+                return common, kept
         if len(shared) < self.min_prefix_tokens:
             return None
         with self.torch.no_grad():
