@@ -82,8 +82,9 @@ class TransformersModel:
             return [tok.decode(row, skip_special_tokens=True) for row in new]
         import copy
 
-        n, cache = prefix
-        self.prefix_stats["reused"] += n * len(ids)
+        n, cache, fresh = prefix
+        # the rows the prefix served without computing it (a fresh prefix was computed once, for one row)
+        self.prefix_stats["reused"] += n * (len(ids) - fresh)
         rests = [row[n:] for row in ids]
         width = max(len(r) for r in rests)
         input_ids = [ids[0][:n] + [tok.pad_token_id] * (width - len(r)) + r for r in rests]
@@ -101,9 +102,9 @@ class TransformersModel:
             )
         return [tok.decode(row, skip_special_tokens=True) for row in out[:, n + width :]]
 
-    def _shared_prefix(self, ids: list[list[int]]) -> tuple[int, Any] | None:
-        """The cached prefix for a batch of prompts (``ids``): its length and cache, computed when the kept
-        one does not fit; None when the prompts share too little. The prefix leaves at least one token of
+    def _shared_prefix(self, ids: list[list[int]]) -> tuple[int, Any, bool] | None:
+        """The cached prefix for a batch of prompts (``ids``): its length, its cache and whether it was
+        computed just now (when the kept one does not fit); None when the prompts share too little. The prefix leaves at least one token of
         every prompt to the generation call, which must feed the model something."""
         limit = min(len(row) for row in ids) - 1
         shared = ids[0][:limit]
@@ -112,7 +113,7 @@ class TransformersModel:
         if self._prefix is not None:
             kept_ids, kept = self._prefix
             if len(kept_ids) <= len(shared) and shared[: len(kept_ids)] == kept_ids:
-                return len(kept_ids), kept
+                return len(kept_ids), kept, False
             # what this batch shares with the kept prefix (the system prompt and tools of another task):
             # the kept cache cut back to it (a negative crop removes that many tokens in every
             # transformers version), nothing computed again
@@ -120,7 +121,7 @@ class TransformersModel:
             if common >= self.min_prefix_tokens:
                 kept.crop(common - len(kept_ids))
                 self._prefix = (kept_ids[:common], kept)
-                return common, kept
+                return common, kept, False
         if len(shared) < self.min_prefix_tokens:
             return None
         with self.torch.no_grad():
@@ -129,7 +130,7 @@ class TransformersModel:
             ).past_key_values
         self._prefix = (shared, cache)
         self.prefix_stats["computed"] += len(shared)
-        return len(shared), cache
+        return len(shared), cache, True
 
 
 def _cache_keyword() -> str:
