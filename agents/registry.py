@@ -36,7 +36,7 @@ GENERIC_AGENTS: dict[str, AgentFactory] = {
     "random": RandomAgent,
     "always-refuse": RefuseAgent,
 }
-#: agent specs that name a model rather than a policy: ``hf:PATH``, ``openai:MODEL``
+#: agent specs that name a model rather than a policy: ``hf:PATH`` (or ``hf:smollm2``), ``openai:MODEL``
 PREFIXES = ("hf:", "openai:")
 
 
@@ -130,9 +130,15 @@ def check_options(factory: Any, spec: str, options: dict[str, Any], *, given: tu
 
 
 def _local_model(path: str, options: dict[str, Any]) -> Agent:
-    """``hf:PATH``: a local transformers checkpoint; a missing folder or missing extra is a usage error."""
+    """``hf:PATH``: a local transformers checkpoint, or ``hf:NAME`` for a named offline model
+    (:data:`~tooltrap.agents.pretrained.OFFLINE_MODELS`: ``hf:smollm2``); a missing folder, package or
+    extra is a usage error."""
     if not path:
         raise EnvUsageError("hf:PATH needs a checkpoint folder, e.g. hf:runs/sft/final")
+    from .pretrained import OFFLINE_MODELS
+
+    if path in OFFLINE_MODELS and not Path(path).is_dir():
+        return _named_model(path, options)
     local = Path(path).expanduser()
     looks_local = local.is_absolute() or path.startswith((".", "~"))
     if looks_local and not local.is_dir():
@@ -152,6 +158,24 @@ def _local_model(path: str, options: dict[str, Any]) -> Agent:
     except (OSError, ValueError) as exc:  # transformers' own words on what the folder lacks
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise EnvUsageError(f"hf:{path}: cannot load the model: {first}") from None
+
+
+def _named_model(name: str, options: dict[str, Any]) -> Agent:
+    """``hf:NAME``: the named offline model's converted checkpoint (converted on first use); the agent
+    keeps the name (``hf:smollm2`` in run records), not the cache folder."""
+    from .hf import TransformersAgent
+    from .pretrained import resolve_model
+
+    check_options(TransformersAgent, f"hf:{name}", options, given=("path",))
+    try:
+        agent = TransformersAgent(resolve_model(name), **options)
+    except ImportError as exc:
+        raise EnvUsageError(
+            f"hf:{name} runs a local model, which needs torch, transformers and trl: pip install "
+            f"'tooltrap[train]' ({exc})"
+        ) from None
+    agent.path = name  # run records say hf:smollm2, not the cache folder it was loaded from
+    return agent
 
 
 @dataclass(frozen=True)
@@ -177,7 +201,8 @@ def make_agent(name: str, *, benchmark: str | None = None, **kwargs: Any) -> Age
     wins over a generic policy of the same name; without it, a name one benchmark defines is that
     benchmark's, and a name several define (``careful``, ``trusting``) gives a
     :class:`PerBenchmarkAgent` that picks the baseline of each task's benchmark. ``hf:PATH``: a local
-    transformers model (checkpoint folder). ``openai:MODEL``: an OpenAI-compatible server; pass
+    transformers model (checkpoint folder), or ``hf:smollm2``, a named offline model
+    (:mod:`tooltrap.agents.pretrained`). ``openai:MODEL``: an OpenAI-compatible server; pass
     ``base_url`` (default ``$OPENAI_BASE_URL`` or http://127.0.0.1:8000/v1) and ``api_key`` (default
     ``$OPENAI_API_KEY``).
 

@@ -92,6 +92,27 @@ def training_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {**env_kwargs, "tool_schemas": "transformers"}
 
 
+#: the compact prompt setting for small models, as env kwargs: the shorter tool schemas (a generic
+#: dialect), and where an env takes them, only the task's own tools, no serialized state and the short
+#: system prompt. :func:`compact_env_kwargs` keeps those the env id accepts.
+COMPACT_PROMPTS: dict[str, str] = {
+    "tool_schemas": "compact",
+    "toolset": "task",
+    "state_format": "tools_only",
+    "system_prompt": "short",
+}
+
+
+def compact_env_kwargs(env_id: str) -> dict[str, str]:
+    """:data:`COMPACT_PROMPTS` as far as ``env_id``'s constructor takes them (an env that takes any
+    kwarg gets only the schema dialect, which every env takes). Train on these prompts with the
+    ``rollout_func`` path: TRL's ``environment_factory`` renders the full schemas itself."""
+    accepted = env_parameters(env_id)
+    if accepted is None:
+        return {"tool_schemas": COMPACT_PROMPTS["tool_schemas"]}
+    return {k: v for k, v in COMPACT_PROMPTS.items() if k in accepted}
+
+
 def as_mix(envs: Mix, env_kwargs: dict[str, Any] | None = None) -> list[EnvMix]:
     """Normalize env ids / :class:`EnvMix` entries (``env_kwargs`` applies to plain ids)."""
     items = [envs] if isinstance(envs, str | EnvMix) else list(envs)
@@ -309,6 +330,14 @@ def _make_class(
     mitigation: str | None,
     name: str | None,
 ) -> type[ToolEnvironment]:
+    if entry.env_kwargs.get("tool_schemas") == "compact":
+        # TRL renders each tool from its method (description and every parameter's doc): the prompt would
+        # not be the compact one the SFT rows and the evaluation show
+        raise EnvUsageError(
+            f"{entry.key}: tool_schemas='compact' cannot be rendered by TRL's environment_factory (it writes "
+            "every parameter's description): train on compact prompts with the rollout_func path "
+            "(--rollout rollout_func), or pass tool_schemas='transformers'."
+        )
     namespace: dict[str, Any] = {
         "env_id": entry.env_id,
         "env_kwargs": dict(entry.env_kwargs),

@@ -17,7 +17,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sft import EnvArguments, entry_point, model_kwargs, parse_training_args, preflight, save_final
+from .sft import (
+    EnvArguments,
+    cpu_defaults,
+    entry_point,
+    model_kwargs,
+    parse_training_args,
+    preflight,
+    resolve_model_name,
+    save_final,
+)
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -39,7 +48,9 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
 
     from .data import task_rows
 
+    resolve_model_name(model_args)
     preflight(training_args, model_args)
+    cpu_defaults(training_args)
     env_kwargs = args.env_kwargs(args.env_id)
     rows = task_rows(args.env_id, tasks=args.tasks, env_kwargs=env_kwargs, repeat=args.repeat)
     tokenizer = AutoTokenizer.from_pretrained(

@@ -90,7 +90,9 @@ def _error_json(error: dict[str, str]) -> str:
     return _encode({"ok": False, "error": error})
 
 
-SchemaDialect = Literal["full", "transformers"]
+SchemaDialect = Literal["full", "transformers", "compact"]
+#: the tool schema dialects, in order
+SCHEMA_DIALECTS: tuple[str, ...] = ("full", "transformers", "compact")
 
 
 class ToolEnv(gym.Env[str, str]):
@@ -129,7 +131,10 @@ class ToolEnv(gym.Env[str, str]):
     ``benchmark`` (a :class:`Benchmark`), ``tasks`` (the tasks to draw from), ``reward_config``,
     ``max_steps``, ``variant`` (default variant values, a mapping or the benchmark's variant model),
     ``tool_schemas`` (``full``: every declared constraint; ``transformers``: the schemas exactly as
-    TRL renders the ``environment_factory`` methods, without bounds and defaults), ``render_mode``
+    TRL renders the ``environment_factory`` methods, without bounds and defaults; ``compact``: for small
+    models' prompts, the tool descriptions with parameter names, types, enums and the required list only,
+    which TRL's ``environment_factory`` cannot render: train on it with the ``rollout_func`` path),
+    ``render_mode``
     (``"ansi"``). ``reset(options=...)`` accepts ``task_id`` or ``task_index``; otherwise a task is drawn
     with the env's seeded RNG among the tasks matching ``template_id``/``templates`` and label filters
     (such as ``trap_family``); the benchmark's variant keys choose the variant. An unknown key raises
@@ -165,8 +170,8 @@ class ToolEnv(gym.Env[str, str]):
             raise EnvUsageError("No tasks to run: the task selection is empty. Check your filters.")
         if render_mode not in (None, "ansi"):
             raise EnvUsageError(f"Unsupported render_mode {render_mode!r}; use 'ansi' or None.")
-        if tool_schemas not in ("full", "transformers"):
-            raise UnknownOptionError(str(tool_schemas), ("full", "transformers"), what="tool_schemas value")
+        if tool_schemas not in SCHEMA_DIALECTS:
+            raise UnknownOptionError(str(tool_schemas), SCHEMA_DIALECTS, what="tool_schemas value")
         self.benchmark = benchmark
         # the benchmark's opt-in capabilities, looked up once (reset and step are on the hot path of RL)
         self._follow_ups = benchmark if isinstance(benchmark, FollowUpTurns) else None
@@ -263,6 +268,8 @@ class ToolEnv(gym.Env[str, str]):
         return self._schemas(self.benchmark.toolset(self.task, self.variant))
 
     def _schemas(self, toolset: Toolset) -> list[dict[str, Any]]:
+        if self.tool_schema_dialect == "compact":
+            return toolset.compact_schemas
         return toolset.schemas if self.tool_schema_dialect == "full" else toolset.transformers_schemas
 
     def _valid_keys(self) -> tuple[str, ...]:

@@ -335,6 +335,30 @@ def without_constraints(schema: Any) -> Any:
     return out
 
 
+#: what the compact schemas leave out of the parameters, besides the constraints
+COMPACT_DROPPED_KEYS = frozenset({"description", "nullable"})
+
+
+def compact_parameters(schema: Any) -> Any:
+    """``schema`` (a tool's parameters) without constraints (:func:`without_constraints`), parameter
+    descriptions and ``nullable`` marks, recursively: names, types, enums and the required list remain."""
+    if isinstance(schema, list):
+        return [compact_parameters(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in without_constraints(schema).items():
+        if key in COMPACT_DROPPED_KEYS:
+            continue
+        if key == "properties":  # parameter names are kept whatever they are called ("description" too)
+            out[key] = {name: compact_parameters(sub) for name, sub in value.items()}
+        elif key in ("items", "anyOf", "additionalProperties", "prefixItems"):
+            out[key] = compact_parameters(value)
+        else:
+            out[key] = value
+    return out
+
+
 @dataclass
 class ToolSpec:
     """Everything the engine knows about one tool."""
@@ -383,6 +407,20 @@ class ToolSpec:
                 "name": self.name,
                 "description": self.description,
                 "parameters": without_constraints(self.parameters),
+            },
+        }
+
+    @property
+    def compact_schema(self) -> dict[str, Any]:
+        """A shorter schema for small models' prompts: the tool's description (which says what its
+        defaults reach), the parameters' names, types, enums and the required list; no parameter
+        descriptions, ``nullable`` marks, bounds or defaults (``tool_schemas="compact"``)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": compact_parameters(self.parameters),
             },
         }
 
@@ -638,6 +676,10 @@ class Toolset:
         #: the schemas as TRL renders the generated methods (no bounds or defaults)
         self.transformers_schemas: list[dict[str, Any]] = [
             self.specs[n].transformers_schema for n in sorted(self.specs)
+        ]
+        #: the compact schemas (``tool_schemas="compact"``)
+        self.compact_schemas: list[dict[str, Any]] = [
+            self.specs[n].compact_schema for n in sorted(self.specs)
         ]
         self.kinds: dict[str, str] = {name: s.kind for name, s in self.specs.items()}
         #: terminal tool -> how it ends the episode (answer, clarify, abstain, escalate)

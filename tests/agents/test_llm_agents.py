@@ -142,3 +142,38 @@ def test_sbm_search_with_http_and_local_agents_concurrently(llm_server, tool_cal
     )
     assert failed and all(r["system_outcome"] == "content_filter" for r in failed)
     assert any("ended at the provider" in m for m in messages)
+
+
+@pytest.mark.parametrize("fixture", ["tiny_model", "tool_calling_model"])
+def test_prefix_cache_gives_the_same_greedy_episodes(fixture, mini_tasks, tmp_path, request):
+    """The shared prompt prefix's key/value cache, reused across the conversations of a batch and across
+    batches and turns, changes nothing: every step's raw completion is the one the agent makes without it,
+    batched (conversations of different lengths after the shared prefix: padding in the middle) and one by
+    one. The untrained model's near-flat logits make any position or masking error visible; the scripted
+    caller plays multi-turn episodes, so later turns reuse the cache too."""
+    from tooltrap.agents import make_agent
+
+    model = request.getfixturevalue(fixture)
+    kwargs = {"tasks_file": str(mini_tasks), **MINI_ENV_KWARGS, "max_steps": 3}
+    runs = {}
+    for reuse in (False, True):
+        agent = make_agent(f"hf:{model}", max_new_tokens=24, prefix_cache=reuse)
+        for concurrency in (1, 4):
+            records = evaluate(
+                "SABench-v0",
+                agent,
+                tmp_path / f"{reuse}-{concurrency}",
+                env_kwargs=kwargs,
+                concurrency=concurrency,
+            )
+            runs[reuse, concurrency] = {
+                r["task_id"]: [s["raw"] for s in r["trace"]["steps"]] for r in records
+            }
+        stats = agent.backend.prefix_stats
+        # the cache was used (or, without it, never built): the comparison is not vacuous
+        assert (stats["reused"] > stats["computed"] > 0) if reuse else stats == {"computed": 0, "reused": 0}
+    assert len(runs[False, 1]) == 5
+    for key, run in runs.items():
+        assert run == runs[False, 1], key
+    if fixture == "tool_calling_model":  # multi-turn: the reused prefix served a turn after a tool result
+        assert all(len(steps) >= 2 for steps in runs[True, 4].values())
