@@ -15,7 +15,6 @@ Times are this machine's, under whatever else it runs: compare levels, not absol
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -27,6 +26,11 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 CONCURRENCY = (1, 8, 64)
 #: the leak phase's sessions in flight, and how many sessions warm the server up before the first RSS
@@ -158,7 +162,7 @@ async def leak_check(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("env_id", nargs="?", default="SABench-Calendar-v0")
     parser.add_argument(
         "--sessions", type=int, default=10_000, help="sessions of the RSS check (default 10000)"

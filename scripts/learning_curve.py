@@ -17,7 +17,6 @@ run it (several minutes); ``tests/test_readme.py`` checks the README shows what 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -25,6 +24,11 @@ import random
 import time
 from pathlib import Path
 from typing import Any
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -156,11 +160,13 @@ def run_grpo(model_dir: Path, out: Path, task_ids: list[str], steps: int, lr: fl
 
 def table(result: dict[str, Any]) -> str:
     """The README's table: one row per stage."""
-    lines = [
-        "| stage | steps | goal train / held-out instances / held-out templates | mean reward (train) [95% CI] "
-        "| well-formed tool-call rate |",
-        "|---|---|---|---|---|",
-    ]
+    from tooltrap.wrappers.eval.table import Estimate, Table, count, number, signed, text
+
+    out = Table(
+        "learning curve",
+        [text("stage"), count("steps"), text("goal train / held-out instances / held-out templates"),
+         signed("mean reward (train) [95% CI]"), number("well-formed tool-call rate")],
+    )  # fmt: skip
     for stage in result["stages"]:
         goals = " / ".join(
             f"{round(stage['eval'][s]['goal'] * stage['eval'][s]['n'])} of {stage['eval'][s]['n']}"
@@ -168,11 +174,8 @@ def table(result: dict[str, Any]) -> str:
         )
         train = stage["eval"]["train"]
         lo, hi = train["reward_ci"]
-        lines.append(
-            f"| {stage['name']} | {stage['steps']} | {goals} | {train['reward']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
-            f"| {train['well_formed']:.2f} |"
-        )
-    return "\n".join(lines)
+        out.add(stage["name"], stage["steps"], goals, Estimate(train["reward"], lo, hi), train["well_formed"])
+    return out.markdown()
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
@@ -215,7 +218,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--out", default="runs/learning-curve")
     parser.add_argument("--sft-steps", type=int, default=300)
     parser.add_argument("--grpo-steps", type=int, default=40)

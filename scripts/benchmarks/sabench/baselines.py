@@ -22,7 +22,6 @@ Usage: python scripts/baselines.py sabench [--write] [--resamples 10000]
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -34,6 +33,11 @@ import gymnasium as gym
 
 import tooltrap
 from tooltrap.wrappers.eval.sabench.report import SCRIPTED_RUNS
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 gym.register_envs(tooltrap)
 
@@ -153,7 +157,7 @@ def differences(expected: dict[str, Any], actual: dict[str, Any], limit: int = 2
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--write", action="store_true", help="write tests/golden/sabench.json")
     parser.add_argument("--resamples", type=int, default=10_000)
     args = parser.parse_args()
