@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
             print(f"stale: {RESULT} (run python scripts/baselines.py sentry --write-docs)", file=sys.stderr)
             return 1
         return publish(
-            RESULT, text, figures, write=args.write_docs, check=args.check, script="sentry_baselines.py"
+            RESULT, text, figures, write=args.write_docs, check=args.check, script="baselines.py sentry"
         )
 
 
