@@ -153,7 +153,8 @@ def rates_csv(rows: Iterable[Mapping[str, Any]]) -> str:
       of a breakdown axis: ``by_variant``, ``by_injection``, ``by_trap_family`` ...; ``group`` is the
       value), ``system_level`` (every episode, provider-stopped ones counted), or a benchmark's own
       analysis named by what it is (``funnel``: a stage's share of the recoverable rollouts;
-      ``external_only``: CD under the external-only policy; ``pairwise_difference``: run A - run B)
+      ``external_only``: CD under the external-only policy; ``pairwise_difference``: run A - run B),
+      broken down as ``<analysis>_by_<axis>``
     * ``metric``, ``value`` (a rate as a fraction, a mean as is), ``ci_low`` / ``ci_high`` (the 95%
       interval; empty for counts) and ``n`` (the denominator)
     """

@@ -360,7 +360,8 @@ def sbm_pur_figure(runs: Sequence[EpiSEMRun]) -> Any:
     ax.set_ylim(-0.08, 1.08)
     ax.grid(alpha=0.3)
     ax.set_title("SBM against PUR per run (upper right is better)", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    if at:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     if missing:
         fig.text(0.01, 0.01, "not drawn (no SBM or PUR): " + ", ".join(missing), fontsize=7)
     fig.tight_layout(rect=(0, 0.03 if missing else 0, 1, 1))
@@ -378,8 +379,8 @@ def funnel_figure(runs: Sequence[EpiSEMRun]) -> Any:
         len(runs), len(FUNNEL)
     )
     fig, ax = plt.subplots(figsize=(1.25 * len(FUNNEL) + 2.6, 0.55 * len(runs) + 1.6))
-    image = ax.imshow(np.ma.masked_invalid(100 * shares), cmap="Blues", vmin=0, vmax=100, aspect="auto")
-    image.cmap.set_bad("0.92")
+    cmap = plt.get_cmap("Blues").with_extremes(bad="0.92")  # no recoverable rollout: light grey
+    image = ax.imshow(np.ma.masked_invalid(100 * shares), cmap=cmap, vmin=0, vmax=100, aspect="auto")
     for i, r in enumerate(runs):
         for j, stage in enumerate(FUNNEL):
             e = _funnel(r, stage)
