@@ -1,4 +1,6 @@
-"""Load and leak check of ``tooltrap serve``: start a real server process on loopback, then
+"""Load and leak check of ``tooltrap serve``: start a real server process on loopback, measure the
+sessions per second and step latency at 1, 8 and 64 concurrent clients, then open and close many
+sessions and fail when the server's memory grows.
 
 1. load: for 1, 8 and 64 concurrent clients (``--concurrency``), each plays whole episodes over its own
    WebSocket session (connect, reset, the gold calls of a task, close), for ``--load-sessions`` episodes

@@ -137,7 +137,9 @@ def test_sentry_groups_runs_by_their_agent_not_their_folder(runs, tmp_path):
     from tooltrap.wrappers.eval.sentry.report import REPORT
 
     records = load_records(runs["sentry"])
-    named = REPORT.build({f"obedient+{name.split('-')[1]}": r for name, r in records.items()}, n_resamples=100)
+    named = REPORT.build(
+        {f"obedient+{name.split('-')[1]}": r for name, r in records.items()}, n_resamples=100
+    )
     expected = [[f"obedient-{a.split('+')[1]}", f"obedient-{b.split('+')[1]}"] for a, b in named.dominance]
     assert expected and document["dominance"] == expected
 
