@@ -158,7 +158,10 @@ def rates_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     * ``metric``, ``value`` (a rate as a fraction, a mean as is), ``ci_low`` / ``ci_high`` (the 95%
       interval; empty for counts) and ``n`` (the denominator)
     """
-    table = Table("metrics", [text(name) for name in CSV_FIELDS])
+    table = Table(
+        "metrics",
+        [*(text(name) for name in CSV_FIELDS[:4]), *(number(name) for name in CSV_FIELDS[4:7]), count("n")],
+    )
     for row in rows:
         table.add(*(row[name] for name in CSV_FIELDS))
     return table.csv()
