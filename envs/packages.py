@@ -74,6 +74,21 @@ def load_benchmarks() -> None:
         importlib.import_module(package.ENTRY_POINT.partition(":")[0])
 
 
+def env_ids_by_benchmark() -> dict[str, list[str]]:
+    """Benchmark name -> its env ids, in the order the ids are registered (then the benchmarks without
+    one): an env id belongs to the benchmark defined in the module of its entry point."""
+    from .core import BENCHMARKS
+
+    load_benchmarks()
+    by_module = {cls.__module__: name for name, cls in BENCHMARKS.items()}
+    out: dict[str, list[str]] = {}
+    for env_id, (entry_point, _) in ENV_IDS.items():
+        name = by_module.get(entry_point.partition(":")[0])
+        if name is not None:
+            out.setdefault(name, []).append(env_id)
+    return {**out, **{name: [] for name in BENCHMARKS if name not in out}}
+
+
 #: env id -> (entry point, kwargs). Only ids with a shipped corpus are registered.
 ENV_IDS: dict[str, tuple[str, dict[str, object]]] = _env_ids()
 #: the env id an integration plays when it is given none: the first benchmark's whole suite

@@ -11,16 +11,22 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
-def baseline_parser(doc: str) -> argparse.ArgumentParser:
-    """The options every baseline script takes: ``--out DIR`` and ``--write-docs`` or ``--check``."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+
+def baseline_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options every baseline script takes: ``--out DIR`` and ``--write-docs`` or ``--check``
+    (the description: the first paragraph of ``doc``, whole)."""
+    parser = script_parser(doc)
     parser.add_argument(
         "--out", default=None, help="keep the runs and the report here (default: a temporary folder)"
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write-docs", action="store_true")
-    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write-docs", action="store_true", help="store the numbers and figures in docs/")
+    mode.add_argument("--check", action="store_true", help="exit 1 when the stored numbers are stale")
     return parser
 
 

@@ -27,11 +27,17 @@ def _benchmark_of(name: str) -> tuple[str, bool]:
     return entry.split(":")[0].split(".")[2], True
 
 
-def run(verb: str, argv: list[str]) -> int:
-    """Run ``verb`` for the benchmark ``argv[0]`` with the rest of ``argv``; its exit status."""
+def run(verb: str, argv: list[str], doc: str | None = None) -> int:
+    """Run ``verb`` for the benchmark ``argv[0]`` with the rest of ``argv``; its exit status. ``doc``:
+    the verb script's docstring (``--help`` shows its first paragraph)."""
+    from _help import description
+
     have = sorted(p.parent.name for p in FOLDER.glob(f"*/{verb}.py"))
     if not argv or argv[0] in ("-h", "--help"):
         print(f"usage: python scripts/{verb}.py BENCHMARK [ARGS ...]   (BENCHMARK: {', '.join(have)})")
+        if doc:
+            print(f"\n{description(doc)}\n")
+        print(f"python scripts/{verb}.py BENCHMARK --help: the options of one benchmark's {verb}.")
         return 0 if argv else 2
     try:
         benchmark, is_env_id = _benchmark_of(argv[0])

@@ -7,7 +7,6 @@ Usage: python scripts/agentprop_sweep.py [--every N]   (every N-th core task; de
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import gymnasium as gym
@@ -16,9 +15,14 @@ import tooltrap  # noqa: F401
 from tooltrap.envs.agentprop.baselines import RejectingAgent, ReportingAgent, TrustingPropagationAgent
 from tooltrap.envs.agentprop.selfcheck import INJECTIONS, _gold_then, _ThrowawayFirst, play
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--every", type=int, default=1)
     args = parser.parse_args(argv)
     env = gym.make("AgentProp-v0", domain="core").unwrapped

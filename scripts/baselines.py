@@ -10,4 +10,4 @@ import sys
 from _verbs import run
 
 if __name__ == "__main__":
-    raise SystemExit(run("baselines", sys.argv[1:]))
+    raise SystemExit(run("baselines", sys.argv[1:], __doc__))

@@ -10,7 +10,6 @@ Targets (issue #2): step < 50 µs and < 10x floor; reset < 1 ms; oracle < 1 ms p
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -20,6 +19,11 @@ import gymnasium as gym
 
 import tooltrap
 from tooltrap.envs.core import ToolCall
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 gym.register_envs(tooltrap)
 
@@ -41,7 +45,7 @@ def timed_us(fn: Callable[[], object], repeat: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--repeat", type=int, default=200, help="repetitions per task")
     parser.add_argument("--env", default="SABench-v0")
     args = parser.parse_args()

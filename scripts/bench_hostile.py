@@ -15,7 +15,6 @@ over ``scripts.fuzz.MAX_STEP_S`` or did-you-mean among 100,000 ids is over 1 ms.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -30,6 +29,11 @@ import gymnasium as gym
 
 import tooltrap
 from tooltrap.envs.core import did_you_mean
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.fuzz import HUGE_INT, MAX_STEP_S, _call, _ids, _terminals  # noqa: E402
@@ -150,7 +154,7 @@ def bench_did_you_mean(n: int, repeat: int) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("env_ids", nargs="*", default=list(DEFAULT_IDS))
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args(argv)

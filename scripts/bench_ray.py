@@ -15,12 +15,16 @@ Usage: python scripts/bench_ray.py [--episodes 48] [--latency-ms 50] [--widths 1
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/ (the loopback model server and its helpers)
@@ -48,7 +52,7 @@ def _play(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--episodes", type=int, default=48)
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--widths", default="1,2,4,8", help="actors / threads (comma-separated)")

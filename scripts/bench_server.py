@@ -1,4 +1,6 @@
-"""Load and leak check of ``tooltrap serve``: start a real server process on loopback, then
+"""Load and leak check of ``tooltrap serve``: start a real server process on loopback, measure the
+sessions per second and step latency at 1, 8 and 64 concurrent clients, then open and close many
+sessions and fail when the server's memory grows.
 
 1. load: for 1, 8 and 64 concurrent clients (``--concurrency``), each plays whole episodes over its own
    WebSocket session (connect, reset, the gold calls of a task, close), for ``--load-sessions`` episodes
@@ -15,7 +17,6 @@ Times are this machine's, under whatever else it runs: compare levels, not absol
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -27,6 +28,11 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 CONCURRENCY = (1, 8, 64)
 #: the leak phase's sessions in flight, and how many sessions warm the server up before the first RSS
@@ -158,7 +164,7 @@ async def leak_check(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("env_id", nargs="?", default="SABench-Calendar-v0")
     parser.add_argument(
         "--sessions", type=int, default=10_000, help="sessions of the RSS check (default 10000)"

@@ -10,7 +10,6 @@ Usage: python scripts/bench_throughput.py [--tasks N] [--model DIR] [--no-http]
 
 from __future__ import annotations
 
-import argparse
 import json
 import socket
 import subprocess
@@ -23,6 +22,11 @@ import httpx
 
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 ENV_KWARGS = {"state_format": "tools_only", "toolset": "target"}
 
@@ -59,7 +63,7 @@ def _rate(env_id: str, agent, tasks: str, concurrency: int, work: Path) -> float
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--env", default="SABench-Calendar-v0")
     parser.add_argument(
         "--tasks", default="cal-cascade-*,cal-mis-targeting-*", help="task filter (default: 35 tasks)"

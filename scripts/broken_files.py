@@ -21,7 +21,6 @@ Exit status 1 when any cell fails.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import signal
@@ -40,6 +39,11 @@ import gymnasium as gym
 
 import tooltrap
 from tooltrap.envs.core import TooltrapError
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 gym.register_envs(tooltrap)
 
@@ -1109,7 +1113,7 @@ def run_case(case: Case, folder: Path, *, timeout_s: float, max_load_s: float) -
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--only", default="", help="run the kinds or targets containing this text")
     parser.add_argument(
         "--max-load-s", type=float, default=60.0, help="a valid 4,000-row file loads within this"

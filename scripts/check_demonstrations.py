@@ -19,6 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 #: (env id, env kwargs): the state formats of the whole benchmark, and each target system's own toolset
 DEMO_SETTINGS: list[tuple[str, dict[str, Any]]] = [
     ("SABench-v0", {}),
@@ -69,6 +74,7 @@ def check_demonstrations(env_id: str, env_kwargs: dict[str, Any], tokenizer: Any
 
 
 def main() -> int:
+    script_parser(__doc__).parse_args()
     from transformers import AutoTokenizer
 
     from tooltrap.training.tiny import build_tiny_model

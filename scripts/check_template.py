@@ -15,10 +15,23 @@ from tooltrap.envs.core import ToolEnv, parse_tasks
 from tooltrap.envs.sabench import SABenchTask, benchmark
 from tooltrap.envs.sabench.selfcheck import check_task, play
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main(argv: list[str]) -> int:
-    verbose = "-v" in argv
-    modules = [a for a in argv if a != "-v"]
+    parser = script_parser(__doc__)
+    parser.add_argument(
+        "modules",
+        nargs="+",
+        metavar="MODULE",
+        help="template modules, e.g. tooltrap.envs.sabench.templates.calendar.x",
+    )
+    parser.add_argument("-v", action="store_true", dest="verbose", help="print every task")
+    args = parser.parse_args(argv)
+    verbose, modules = args.verbose, args.modules
     failures = 0
     for name in modules:
         template = importlib.import_module(name).TEMPLATE

@@ -15,7 +15,6 @@ Usage: python scripts/check_warmup.py [--out DIR] [--threshold 0.9]
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -23,6 +22,11 @@ import time
 from pathlib import Path
 
 import tooltrap  # noqa: F401  (registers the env ids)
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 TEMPLATE = "cal-cascade-dependent-cancel-occurrence"  # five calendar tasks with short prompts
 TOOLS = ["calendar_list_events", "calendar_cancel_event", "respond", "clarify"]
@@ -85,7 +89,7 @@ def check(out: Path, threshold: float) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument(
         "--out", type=Path, help="keep the models and the run here (default: a temporary folder)"
     )

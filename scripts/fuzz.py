@@ -29,7 +29,6 @@ by ``MAX_RSS_GROWTH_MB`` or more (CI runs it over every env id; ``tests/engine/t
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import itertools
@@ -54,6 +53,11 @@ from tooltrap.envs.core import EnvUsageError
 from tooltrap.envs.packages import PACKAGES
 from tooltrap.wrappers.defenses import DEFENSES, apply_defense
 from tooltrap.wrappers.eval.run import json_line
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 gym.register_envs(tooltrap)
 
@@ -543,7 +547,7 @@ def _report(out: dict[str, Any]) -> Iterator[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("env_ids", nargs="*", help="env ids, benchmark names (sabench ...) or 'all'")
     parser.add_argument("--env", action="append", default=[], help="an env id (the older spelling)")
     parser.add_argument("--actions", type=int, default=100_000)

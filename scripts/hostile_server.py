@@ -28,7 +28,6 @@ when any run crashed or hung, or wrote a record that does not read back.
 
 from __future__ import annotations
 
-import argparse
 import json
 import socket
 import subprocess
@@ -38,6 +37,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test servers live in tests/: reused, not copied
@@ -261,7 +265,7 @@ def _table(runs: list[Run], benchmarks: list[str], timeout: float) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated reply kinds (default: all)")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS))
     parser.add_argument("--timeout", type=float, default=2.0, help="the agent's timeout, seconds")

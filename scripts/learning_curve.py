@@ -17,7 +17,6 @@ run it (several minutes); ``tests/test_readme.py`` checks the README shows what 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -26,11 +25,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS_JSON = ROOT / "docs" / "learning_curve.json"
+DOCS_PNG = ROOT / "docs" / "learning_curve.png"
 ENV_ID = "SABench-Ticket-v0"
 ENV_KWARGS = {"toolset": "target", "state_format": "tools_only"}
 TRAIN_TEMPLATES = (
@@ -156,11 +161,13 @@ def run_grpo(model_dir: Path, out: Path, task_ids: list[str], steps: int, lr: fl
 
 def table(result: dict[str, Any]) -> str:
     """The README's table: one row per stage."""
-    lines = [
-        "| stage | steps | goal train / held-out instances / held-out templates | mean reward (train) [95% CI] "
-        "| well-formed tool-call rate |",
-        "|---|---|---|---|---|",
-    ]
+    from tooltrap.wrappers.eval.table import Estimate, Table, count, number, signed, text
+
+    out = Table(
+        "learning curve",
+        [text("stage"), count("steps"), text("goal train / held-out instances / held-out templates"),
+         signed("mean reward (train) [95% CI]"), number("well-formed tool-call rate")],
+    )  # fmt: skip
     for stage in result["stages"]:
         goals = " / ".join(
             f"{round(stage['eval'][s]['goal'] * stage['eval'][s]['n'])} of {stage['eval'][s]['n']}"
@@ -168,24 +175,25 @@ def table(result: dict[str, Any]) -> str:
         )
         train = stage["eval"]["train"]
         lo, hi = train["reward_ci"]
-        lines.append(
-            f"| {stage['name']} | {stage['steps']} | {goals} | {train['reward']:+.3f} [{lo:+.3f}, {hi:+.3f}] "
-            f"| {train['well_formed']:.2f} |"
-        )
-    return "\n".join(lines)
+        out.add(stage["name"], stage["steps"], goals, Estimate(train["reward"], lo, hi), train["well_formed"])
+    return out.markdown()
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib
+    """Reward against the optimizer step: a line per evaluation set (its own colour, marker and line
+    style: the held-out sets often lie on each other), the GRPO training reward, and a dotted line
+    where each stage ends, named at the top."""
+    from tooltrap.wrappers.eval.figures import series_style
+    from tooltrap.wrappers.eval.report import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
     stages = result["stages"]
     xs = [s["cumulative_steps"] for s in stages]
-    for name in SETS:
-        ax.plot(xs, [s["eval"][name]["reward"] for s in stages], "o-", label=f"greedy eval: {name}")
+    for i, name in enumerate(SETS):
+        style = series_style(i)
+        ax.plot(xs, [s["eval"][name]["reward"] for s in stages], color=style.color, marker=style.marker,
+                linestyle=("-", "--", ":")[i % 3], markersize=7 - 1.5 * i, label=f"greedy eval: {name}")  # fmt: skip
     grpo = result.get("grpo_log") or []
     if grpo:
         # one prompt's group per step: the raw curve jumps with the task drawn, so show a running mean
@@ -202,20 +210,25 @@ def plot(result: dict[str, Any], path: Path) -> None:
         ax.plot(
             steps, smooth, color="black", lw=1.2, label=f"GRPO training reward (running mean of {window})"
         )
-    for s in stages:
-        ax.annotate(s["name"], (s["cumulative_steps"], stages[0]["eval"]["train"]["reward"]), fontsize=7,
-                    xytext=(2, -12), textcoords="offset points")  # fmt: skip
+    top = ax.get_ylim()[1]
+    for k, s in enumerate(stages):
+        ax.axvline(s["cumulative_steps"], color="0.6", lw=0.8, linestyle=":")
+        # right-aligned at the last stage so its name stays inside the axes; a line lower per stage, so
+        # stages a few steps apart (SFT, then a short GRPO) do not write over each other
+        last = s is stages[-1]
+        ax.annotate(s["name"], (s["cumulative_steps"], top), xytext=(-3 if last else 3, -3 - 10 * k), fontsize=7,
+                    textcoords="offset points", ha="right" if last else "left", va="top", color="0.3")  # fmt: skip
     ax.set_xlabel("optimizer step (SFT, then GRPO)")
-    ax.set_ylabel("mean episode reward")
+    ax.set_ylabel("mean episode reward (-1 to 1)")
     ax.set_title(f"{ENV_ID} subset: base, SFT, GRPO\n{result['model']}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--out", default="runs/learning-curve")
     parser.add_argument("--sft-steps", type=int, default=300)
     parser.add_argument("--grpo-steps", type=int, default=40)
@@ -225,12 +238,23 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--write-docs", action="store_true")
-    parser.add_argument("--replot", action="store_true", help="redraw curve.png from OUT/curve.json")
+    parser.add_argument(
+        "--replot",
+        action="store_true",
+        help="redraw curve.png from OUT/curve.json (with --write-docs: docs/learning_curve.png from "
+        "docs/learning_curve.json), without training",
+    )
     args = parser.parse_args()
     if args.replot:
-        result = json.loads((Path(args.out) / "curve.json").read_text())
-        plot(result, Path(args.out) / "curve.png")
+        source, target = (
+            (DOCS_JSON, DOCS_PNG)
+            if args.write_docs
+            else (Path(args.out) / "curve.json", Path(args.out) / "curve.png")
+        )
+        result = json.loads(source.read_text())
+        plot(result, target)
         print(table(result))
+        print(f"-> {target}")
         return 0
 
     import torch
@@ -278,7 +302,8 @@ def main() -> int:
     print(f"{result['seconds']} s; {out / 'curve.png'}")
     if args.write_docs:
         DOCS_JSON.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"-> {DOCS_JSON}")
+        plot(result, DOCS_PNG)
+        print(f"-> {DOCS_JSON}, {DOCS_PNG}")
     return 0
 
 

@@ -139,41 +139,46 @@ def compute_arena() -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def arena_table(results: dict[tuple[str, str], dict[str, Any]]) -> str:
+    from tooltrap.wrappers.eval.table import Table, rate, signed, text
+
     first = next(iter(results.values()))
-    lines = [
-        f"| assistant | gate | ASR ({first['n_attacked']} attacked) | over-refusal ({first['n_urgent']} urgent) "
-        "| contained | assistant mean reward | gate mean reward |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    table = Table(
+        "arena",
+        [text("assistant"), text("gate"), rate(f"ASR ({first['n_attacked']} attacked)"),
+         rate(f"over-refusal ({first['n_urgent']} urgent)"), rate("contained"), signed("assistant mean reward"),
+         signed("gate mean reward")],
+    )  # fmt: skip
     for (name, gate), m in results.items():
-        gate_reward = "n/a" if m["gate_reward"] is None else f"{m['gate_reward']:+.3f}"
-        lines.append(
-            f"| {name} | {gate} | {100 * m['asr']:.1f}% | {100 * m['over_refusal']:.1f}% | "
-            f"{100 * m['contained']:.1f}% | {m['assistant_reward']:+.3f} | {gate_reward} |"
-        )
-    return "\n".join(lines)
+        table.add(
+            name, gate, m["asr"], m["over_refusal"], m["contained"], m["assistant_reward"],
+            "n/a" if m["gate_reward"] is None else m["gate_reward"],
+        )  # fmt: skip
+    return table.markdown()
 
 
-def _cell(metrics: dict[str, Any], key: Any, how: str) -> str:
+def _column(header: str, how: str) -> Any:
+    """How a README column is shown: ``pct`` a rate, ``signed`` a mean reward, ``pair`` two means,
+    ``count`` two counts."""
+    from tooltrap.wrappers.eval.table import count, number, rate, signed
+
+    return {"pct": rate, "signed": signed, "pair": number, "count": count}[how](header)
+
+
+def _cell(metrics: dict[str, Any], key: Any, how: str) -> Any:
     if how == "pct":
-        value = metrics[key]
-        return "n/a" if value is None else f"{100 * value:.1f}%"
+        return "n/a" if metrics[key] is None else metrics[key]
     if how == "signed":
-        return f"{metrics[key]:+.3f}"
-    first, second = (metrics[k] for k in key)
-    if how == "pair":
-        return f"{first:.2f} / {second:.2f}"
-    return f"{first} / {second}"
+        return metrics[key]
+    return tuple(metrics[k] for k in key)
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    lines = [
-        "| assistant | " + " | ".join(h for h, _, _ in COLUMNS) + " |",
-        "|---|" + "---|" * len(COLUMNS),
-    ]
+    from tooltrap.wrappers.eval.table import Table, text
+
+    out = Table("dialogue", [text("assistant"), *(_column(h, how) for h, _, how in COLUMNS)])
     for name, metrics in results.items():
-        lines.append(f"| {name} | " + " | ".join(_cell(metrics, k, how) for _, k, how in COLUMNS) + " |")
-    return "\n".join(lines)
+        out.add(name, *(_cell(metrics, k, how) for _, k, how in COLUMNS))
+    return out.markdown()
 
 
 def _replace(text: str, start_marker: str, end_marker: str, body: str) -> str:

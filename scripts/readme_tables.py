@@ -14,6 +14,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from tooltrap.wrappers.eval.table import Column, Estimate, Kind, Table, count, number, rate, text
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -67,21 +75,30 @@ ROWS = (
 )
 
 
-def _cell(values: list[float], *, interval: bool) -> str:
-    value, low, high = values
-    if not interval or low == high == value:
-        return f"{value:.1f}%"
-    return f"{value:.1f}% [{low:.1f}, {high:.1f}]"
+def _golden(values: list[float], *, interval: bool) -> Estimate:
+    """A rate of the golden headline (``[value, low, high]`` in %) as a cell."""
+    value, low, high = (v / 100 for v in values)
+    return Estimate(value, low, high) if interval else Estimate(value)
 
 
 def mitigation_table(headline: dict[str, dict[str, list[float]]]) -> str:
-    lines = ["| run | goal | CD |", "|---|---|---|"]
+    """Goal and CD per scripted run; several runs share a row as ``a / b`` (their values only)."""
+    table = Table("mitigations", [text("run"), rate("goal"), rate("CD")])
     for label, runs in ROWS:
         interval = len(runs) == 1
-        goal = " / ".join(_cell(headline[r]["goal"], interval=interval) for r in runs)
-        cd = " / ".join(_cell(headline[r]["cd"], interval=interval) for r in runs)
-        lines.append(f"| {label} | {goal} | {cd} |")
-    return "\n".join(lines)
+        table.add(
+            label,
+            tuple(_golden(headline[r]["goal"], interval=interval) for r in runs),
+            tuple(_golden(headline[r]["cd"], interval=interval) for r in runs),
+        )
+    return table.markdown()
+
+
+def _stored(m: dict[str, Any] | None) -> Estimate:
+    """A stored metric (``value``, ``ci_low``, ``ci_high``, ``n``, ``upper_bound``; None: not computed)."""
+    if m is None or m["value"] is None:
+        return Estimate(float("nan"))
+    return Estimate(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"), m.get("upper_bound"))
 
 
 def _replace(readme: str, start: str, end: str, body: str) -> str:
@@ -121,30 +138,23 @@ SENTRY_COLUMNS = (
 
 def sentry_table(result: dict) -> str:
     """The SentryBench baselines under every defense, from docs/sentry_baselines.json."""
-
-    def pct(m: dict) -> str:
-        if m["value"] is None:
-            return "-"
-        if m["upper_bound"] is not None:
-            return f"0% (<= {100 * m['upper_bound']:.0f}%)"
-        return f"{100 * m['value']:.0f}% [{100 * m['ci_low']:.0f}, {100 * m['ci_high']:.0f}]"
-
-    lines = [
-        "| agent + defense | " + " | ".join(label for label, _ in SENTRY_COLUMNS) + " |",
-        "|---|" + "---|" * len(SENTRY_COLUMNS),
-    ]
+    table = Table(
+        "sentry",
+        [
+            text("agent + defense"),
+            *(number(label) if key == "harm" else rate(label) for label, key in SENTRY_COLUMNS),
+        ],
+    )
     for name, run in result["runs"].items():
-        cells = []
-        for _, key in SENTRY_COLUMNS:
-            if key is None:
-                cells.append(f"{pct(run['over_refusal_transcript'])} / {pct(run['over_refusal_report'])}")
-            elif key == "harm":
-                cells.append(
-                    f"{run['harm']['value']:.2f} [{run['harm']['ci_low']:.2f}, {run['harm']['ci_high']:.2f}]"
-                )
-            else:
-                cells.append(pct(run[key]))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        table.add(
+            name,
+            *(
+                (_stored(run["over_refusal_transcript"]), _stored(run["over_refusal_report"]))
+                if key is None
+                else _stored(run[key])
+                for _, key in SENTRY_COLUMNS
+            ),
+        )
     detector = result["detector"]
     parts = [
         f"{label}: precision {detector[key]['precision']:.2f}, recall {detector[key]['recall']:.2f} "
@@ -160,44 +170,30 @@ def sentry_table(result: dict) -> str:
     ]
     payloads = detector["scenario_payloads"]
     parts.append(f"the corpus's {payloads['n']} payloads: recall {payloads['recall']:.2f}")
-    return "\n".join(lines) + "\n\nDetector (score >= 1) on the real rows: " + "; ".join(parts) + "."
+    return table.markdown() + "\n\nDetector (score >= 1) on the real rows: " + "; ".join(parts) + "."
 
 
 def episem_table(result: dict) -> str:
-    """The EpiSEM baselines under the SBM search, from docs/episem_baselines.json."""
-    agents = list(result["agents"])
+    """The EpiSEM baselines under the SBM search, from docs/episem_baselines.json: each metric shown as
+    the report shows it (:func:`~tooltrap.wrappers.eval.episem.report.metric_column`)."""
+    from tooltrap.wrappers.eval.episem.report import metric_column
 
-    def cell(m: dict) -> str:
-        if m["value"] is None:
-            return "-"
-        if m["ci_low"] == m["ci_high"] == m["value"]:
-            return f"{m['value']:.3f}"
-        return f"{m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
-
-    lines = ["| metric | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    agents = result["agents"]
+    table = Table("episem", [text("metric"), *(Column(a, Kind.ROW) for a in agents)])
     for label, metric in EPISEM_ROWS:
-        lines.append(
-            f"| {label} | " + " | ".join(cell(result["agents"][a]["metrics"][metric]) for a in agents) + " |"
-        )
-    lines.append(
-        "| rollouts the search needed | "
-        + " | ".join(f"{result['agents'][a]['rollouts']:,}" for a in agents)
-        + " |"
+        table.add(label, *(_stored(agents[a]["metrics"][metric]) for a in agents), row=metric_column(metric))
+    table.add("rollouts the search needed", *(agents[a]["rollouts"] for a in agents), row=count("n"))
+    table.add(
+        "tasks: search complete / incomplete",
+        *((agents[a]["search_complete"], agents[a]["search_incomplete"]) for a in agents),
+        row=count("n"),
     )
-    lines.append(
-        "| tasks: search complete / incomplete | "
-        + " | ".join(
-            f"{result['agents'][a]['search_complete']} / {result['agents'][a]['search_incomplete']}"
-            for a in agents
-        )
-        + " |"
+    table.add(
+        "rollouts truncated (kept in every denominator)",
+        *(agents[a]["truncated"] for a in agents),
+        row=count("n"),
     )
-    lines.append(
-        "| rollouts truncated (kept in every denominator) | "
-        + " | ".join(f"{result['agents'][a]['truncated']:,}" for a in agents)
-        + " |"
-    )
-    return "\n".join(lines)
+    return table.markdown()
 
 
 def episem_inventory(counts: dict) -> str:
@@ -205,13 +201,10 @@ def episem_inventory(counts: dict) -> str:
     manifest ``scripts/build.py episem`` writes, so the README's counts are the packaged corpus's."""
     by_n = counts["tasks_by_n_critical"]
     roles = counts["atoms_by_role"]
-    lines = [
-        "| critical atoms per pair | " + " | ".join(by_n) + " | all |",
-        "|---|" + "---|" * (len(by_n) + 1),
-        "| pairs | " + " | ".join(f"{n:,}" for n in by_n.values()) + f" | {counts['pairs']:,} |",
-    ]
+    table = Table("inventory", [text("critical atoms per pair"), *(count(k) for k in by_n), count("all")])
+    table.add("pairs", *by_n.values(), counts["pairs"])
     others = ", ".join(f"{n:,} {role}" for role, n in roles.items() if role not in ("critical", "irrelevant"))
-    return "\n".join(lines) + (
+    return table.markdown() + (
         f"\n\nAtoms by role: {roles['critical']} critical and {roles['irrelevant']} irrelevant atoms (the "
         f"paper: {PAPER_ATOMS['critical']} and {PAPER_ATOMS['irrelevant']}), {others}; {counts['atoms']:,} "
         f"in all, over {counts['families']} families and {counts['pairs']} twin pairs."
@@ -239,51 +232,53 @@ REPRODUCTION_END = "<!-- agentprop-reproduction:end -->"
 
 def agentprop_table(result: dict) -> str:
     """The AgentProp baselines (core tasks x five injections) and the interceptor's paired effect."""
-
-    def pct(m: dict) -> str:
-        return "-" if m["value"] is None else f"{100 * m['value']:.1f}%"
-
-    lines = [
-        "| run | " + " | ".join(label for label, _ in AGENTPROP_COLUMNS) + " |",
-        "|---|" + "---|" * len(AGENTPROP_COLUMNS),
-    ]
+    table = Table("agentprop", [text("run"), *(rate(label) for label, _ in AGENTPROP_COLUMNS)])
     for name, run in result["core"].items():
-        cells = [
-            f"{pct(run['accuracy_clean'])} / {pct(run['accuracy_injected'])}"
-            if key is None
-            else pct(run[key])
-            for _, key in AGENTPROP_COLUMNS
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "| interceptor run | hallucination without -> with | abstained | precision | saved | broken | pair gave no answer |",
-              "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, c in result["interceptor"].items():
-        precision = "-" if c["abstention_precision"] is None else f"{100 * c['abstention_precision']:.1f}%"
-        lines.append(
-            f"| {name} | {100 * c['hallucination_without']:.1f}% -> {100 * c['hallucination_with']:.1f}% | "
-            f"{c['intercepted']:,} | {precision} | {c['saved']:,} | {c['broken']:,} | {c['unanswered_pairs']:,} |"
+        table.add(
+            name,
+            *(
+                (_stored(run["accuracy_clean"]), _stored(run["accuracy_injected"]))
+                if key is None
+                else _stored(run[key])
+                for _, key in AGENTPROP_COLUMNS
+            ),
         )
-    return "\n".join(lines)
+    paired = Table(
+        "interceptor",
+        [text("interceptor run"), rate("hallucination without"), rate("with"), count("abstained"),
+         rate("precision"), count("saved"), count("broken"), count("pair gave no answer")],
+        caption="Each run with the interceptor against its agent's run without it, on the same (task, "
+        "injection) pairs: an abstention saved a wrong answer or broke a right one.",
+    )  # fmt: skip
+    for name, c in result["interceptor"].items():
+        precision = c["abstention_precision"]
+        paired.add(
+            name, c["hallucination_without"], c["hallucination_with"], c["intercepted"],
+            float("nan") if precision is None else precision, c["saved"], c["broken"], c["unanswered_pairs"],
+        )  # fmt: skip
+    return table.markdown() + "\n\n" + paired.markdown()
 
 
 def reproduction_table(result: dict) -> str:
     """The release's printed numbers beside the ones this library recomputes from its result files."""
-    lines = ["| printed number | paper | recomputed |", "|---|---|---|"]
-    lines += [f"| {row['what']} | {row['printed']} | {row['ours']} |" for row in result["headline"]]
+    table = Table("reproduction", [text("printed number"), text("paper"), text("recomputed")])
+    for row in result["headline"]:
+        table.add(row["what"], row["printed"], row["ours"])
     for model, h in result["hop_rates"].items():
         r23 = h["r_2_3"]
-        lines.append(
-            f"| {model}: p_S1 / p_S2 / p_S3 / r23 (n={h['n']}) | hop_rates.json (equal to 1e-9) | "
-            + " / ".join(f"{h[k]['point']:.3f}" for k in ("p_S1", "p_S2", "p_S3"))
-            + (f" / {r23['point']:.3f} [{r23['lo']:.3f}, {r23['hi']:.3f}]" if r23 else " / -")
-            + " |"
+        table.add(
+            f"{model}: p_S1 / p_S2 / p_S3 / r23 (n={h['n']})",
+            "hop_rates.json (equal to 1e-9)",
+            " / ".join(f"{h[k]['point']:.3f}" for k in ("p_S1", "p_S2", "p_S3"))
+            + (f" / {r23['point']:.3f} [{r23['lo']:.3f}, {r23['hi']:.3f}]" if r23 else " / -"),
         )
-    lines += [f"| {table}.tex cells | all | {count} equal |" for table, count in result["tables"].items()]
+    for name, n in result["tables"].items():
+        table.add(f"{name}.tex cells", "all", f"{n} equal")
     labels = result["released_human_labels"]
     not_recomputable = ", ".join(f"{k} {v}" for k, v in result["not_recomputable"].items())
     thirteen_models = ", ".join(f"{k} {v}" for k, v in result["not_recomputable_13_models"].items())
     return (
-        "\n".join(lines)
+        table.markdown()
         + f"\n\n{result['reproduced']} printed numbers reproduced. Not recomputable (they need the 87 "
         f"unreleased human labels): {not_recomputable}. Not recomputable (they are over the paper's 13 "
         f"models; the release has {result['released_models']}, with {result['released_s2_traces']} of the "
@@ -327,10 +322,13 @@ def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    parser = script_parser(__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the README's tables are stale")
+    check = parser.parse_args(argv).check
     headline = json.loads(GOLDEN.read_text(encoding="utf-8"))["headline"]
     text = README.read_text(encoding="utf-8")
     new = render(text, headline)
-    if "--check" in argv:
+    if check:
         if new != text:
             print("README.md tables are stale: run python scripts/readme_tables.py")
             return 1

@@ -13,7 +13,6 @@ release has 9), are listed as not recomputable, never printed as if they were.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -46,6 +45,11 @@ from tooltrap.wrappers.eval.agentprop.release import (
     results_table,
     tool_call_rate,
 )
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "agentprop-release"
 RESULT = Path(__file__).resolve().parent.parent / "docs" / "agentprop_reproduction.json"
@@ -173,7 +177,7 @@ def reproduced(ours: float, printed: float, digits: int) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--release", type=Path, default=DEFAULT)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write-docs", action="store_true")

@@ -8,7 +8,11 @@ from typing import Any
 
 class Progress:
     """The progress bar: N/M, elapsed, ETA, and the running rates of the benchmark's headline outcomes
-    (``outcomes``: verdict fields; model-level episodes only, system-level outcomes counted apart)."""
+    (``outcomes``: verdict fields; model-level episodes only, system-level outcomes counted apart).
+
+    Drawn only when stdout is a terminal: into a file or a pipe a bar is no progress, and a stopped one
+    leaves a blank line behind (one per round of an adaptive protocol). The counts are kept either way;
+    what the caller logs at the end (stderr) is the summary."""
 
     def __init__(
         self,
@@ -18,6 +22,7 @@ class Progress:
         records: Sequence[dict[str, Any]],
         outcomes: Sequence[str],
     ) -> None:
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -32,6 +37,9 @@ class Progress:
         self.n = self.system = 0
         for record in records:
             self._count(record)
+        self.bar: RichProgress | None = None
+        if not Console().is_terminal:
+            return
         self.bar = RichProgress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -62,7 +70,9 @@ class Progress:
 
     def advance(self, record: dict[str, Any]) -> None:
         self._count(record)
-        self.bar.update(self.task, advance=1, rates=self._rates())
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, rates=self._rates())
 
     def stop(self) -> None:
-        self.bar.stop()
+        if self.bar is not None:
+            self.bar.stop()

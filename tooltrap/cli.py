@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 
 #: exit statuses: a user's mistake (as argparse), no model-level result, an interruption (128 + SIGINT)
 USAGE, PROVIDER, INTERRUPTED = 2, 3, 130
+#: where ``tooltrap report`` writes without ``--out``
+DEFAULT_REPORT = "report"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,27 +39,23 @@ def _positive(text: str) -> int:
     return value
 
 
-def _print_table(
-    title: str, summary: dict[str, dict[str, float | int]], cluster: str, plain: tuple[str, ...] = ()
-) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _print_table(title: str, summary: dict[str, dict[str, float | int]], report: Any) -> None:
+    """A run's summary as ``tooltrap report`` shows its numbers: metric, value with its interval
+    (as the report's :meth:`~tooltrap.wrappers.eval.report.BenchmarkReport.column` says), n."""
+    from tooltrap.wrappers.eval.table import Column, Estimate, Kind, Table, count, print_tables, text
 
-    table = Table(title=title)
-    for col in ("metric", "value", f"95% CI ({cluster} bootstrap)", "n"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
+    table = Table(
+        title,
+        [text("metric"), Column(f"value [95% CI, {report.cluster_label} bootstrap]", Kind.ROW), count("n")],
+    )
     for name, s in summary.items():
-        value = s["value"]
-        if value != value:  # nan: empty denominator
-            table.add_row(name, "-", "-", "0")
-            continue
-        if name in plain:
-            table.add_row(name, f"{value:.2f}", f"[{s['ci_low']:.2f}, {s['ci_high']:.2f}]", str(s["n"]))
-            continue
-        table.add_row(
-            name, f"{100 * value:.1f}%", f"[{100 * s['ci_low']:.1f}, {100 * s['ci_high']:.1f}]", str(s["n"])
+        table.add(
+            name,
+            Estimate(s["value"], s["ci_low"], s["ci_high"], int(s["n"])),
+            int(s["n"]),
+            row=report.column(name),
         )
-    Console().print(table)
+    print_tables([table])
 
 
 def parse_variant_grid(pairs: list[str] | None, grid_file: str | None) -> list[dict[str, Any]] | None:
@@ -188,8 +186,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     system = system_outcome_counts(records)
     mean_reward = sum(r["reward"] for r in model_level) / len(model_level) if model_level else float("nan")
     reasons = ", ".join(f"{k} {n}" for k, n in system.items())
+    defense = f" + {args.mitigation}" if args.mitigation not in (None, "none") else ""
     _print_table(
-        f"{args.agent} on {args.env_id}: {len(model_level)} episodes"
+        f"{args.agent}{defense} on {args.env_id}: {len(model_level)} episodes"
         + (
             f" (+{len(records) - len(model_level)} system-level outcomes, excluded: {reasons})"
             if system
@@ -197,8 +196,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         + f", mean reward {mean_reward:.3f}",
         {k: v for k, v in summary.items() if k != "system_outcomes"},
-        report.cluster_label,
-        report.plain_metrics,
+        report,
     )
     if not model_level:
         print(
@@ -315,8 +313,7 @@ def _eval_multiagent(args: argparse.Namespace) -> int:
         f"{' '.join(f'{r}={s}' for r, s in specs.items())} on {env_id}: {len(scored)} scored episodes "
         f"(+{len(records) - len(scored)} void or system-level, counted apart)",
         {k: v for k, v in summary.items() if k != "system_outcomes"},
-        report.cluster_label,
-        report.plain_metrics,
+        report,
     )
     if not scored and any(r.get("system_outcome") for r in records):
         print(
@@ -401,12 +398,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from tooltrap import benchmark_report
     from tooltrap.envs.core import EnvUsageError
-    from tooltrap.wrappers.eval.report import load_records, run_benchmark
+    from tooltrap.wrappers.eval.report import (
+        load_identities,
+        load_records,
+        previous_report_runs,
+        run_benchmark,
+    )
 
     names = args.names.split(",") if args.names else None
     if names and len(names) != len(args.dirs):
         raise EnvUsageError(f"--names has {len(names)} names for {len(args.dirs)} runs")
-    out = Path(args.out)
+    out = Path(args.out or DEFAULT_REPORT)
     if out.exists() and not out.is_dir():
         raise EnvUsageError(f"--out {out} is a file, not a folder")
     for module in args.allow_module:  # the user's explicit trust: only these are ever imported
@@ -418,6 +420,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         runs = load_records(args.dirs, names)
     except FileNotFoundError as exc:
         raise EnvUsageError(str(exc)) from None
+    if args.out is None and out.exists() and any(out.iterdir()):
+        # the default folder is reused only for a report of the same runs: never mixed with another's files
+        previous = previous_report_runs(out)
+        if previous != list(runs):
+            what = f"a report of {', '.join(previous)}" if previous else "files that are no report"
+            raise EnvUsageError(
+                f"./{out} already holds {what}: choose a folder for this report with --out DIR"
+            )
     found = {
         run_benchmark(d, records, allow_modules=args.allow_module)
         for d, records in zip(args.dirs, runs.values(), strict=True)
@@ -430,7 +440,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     name, env_id = next(iter(found))
     report_of_benchmark = benchmark_report(name, env_id)
-    report = report_of_benchmark.build(runs, n_resamples=args.resamples, seed=args.seed)
+    report = report_of_benchmark.build(
+        runs,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        identities=load_identities(args.dirs, list(runs)),
+    )
     figures = not args.no_figures
     if figures:
         try:
@@ -441,7 +456,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             figures = False
-    written = report_of_benchmark.write(report, args.out, figures=figures)
+    written = report_of_benchmark.write(report, out, figures=figures)
     report_of_benchmark.print_terminal(report)
     print("wrote " + ", ".join(str(p) for p in written))
     return 0
@@ -499,31 +514,62 @@ def _roles_line(name: str) -> str:
     )
 
 
+def _variant_keys(benchmark: Any) -> str:
+    """``key (value | value ...; default d), ...`` of a benchmark's variant model: what ``--variant
+    KEY=VALUE`` takes on its envs (``none`` when it declares no key)."""
+    import typing
+
+    parts = []
+    for key, field in benchmark.variant_model.model_fields.items():
+        values = (
+            typing.get_args(field.annotation) if typing.get_origin(field.annotation) is typing.Literal else ()
+        )
+        shown = (
+            " | ".join(map(str, values))
+            if values
+            else getattr(field.annotation, "__name__", str(field.annotation))
+        )
+        default = "" if field.default is None else f"; default {field.default}"
+        parts.append(f"{key} ({shown}{default})")
+    return ", ".join(parts) or "none"
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    import tooltrap
+    """Every benchmark with its env ids, variant keys, baseline agents and defenses; then the generic
+    agents, the defenses for any benchmark, and the multi-agent envs. Read from the registries."""
     from tooltrap.agents import GENERIC_AGENTS, PREFIXES, baseline_names
-    from tooltrap.envs.core import BASELINES
+    from tooltrap.envs.core import BASELINES, BENCHMARKS
     from tooltrap.envs.multiagent import ENVS as MULTIAGENT_ENVS
     from tooltrap.envs.multiagent import ROLE_ENV_IDS
+    from tooltrap.envs.packages import env_ids_by_benchmark
     from tooltrap.wrappers.defenses import DEFENSES
 
-    print("env ids:", ", ".join(tooltrap.ENV_IDS))
+    baseline_names()  # loads every shipped benchmark's baselines
+    env_ids = env_ids_by_benchmark()
+    width = max(len(n) for n in DEFENSES)
+    print("benchmarks (tooltrap eval ENV_ID --agent NAME [--defense NAME] [--variant KEY=VALUE]):")
+    for name, ids in env_ids.items():
+        cls = BENCHMARKS[name]
+        print(f"  {name}")
+        print(f"    env ids:      {', '.join(ids) or '(none registered)'}")
+        print(f"    variant keys: {_variant_keys(cls)}")
+        print(f"    baselines:    {', '.join(BASELINES.get(name, {})) or 'none'}")
+        own = [d for d in DEFENSES.values() if name in d.benchmarks]
+        print("    defenses:" + ("     none of its own" if not own else ""))
+        for entry in own:
+            print(f"      {entry.name:{width}s}  {entry.description}")
+    print("agents for every benchmark:", ", ".join([*GENERIC_AGENTS, *(f"{p}..." for p in PREFIXES)]))
+    generic = [d for d in DEFENSES.values() if not d.benchmarks]
+    if generic:
+        print("defenses for every benchmark (--defense NAME):")
+        for entry in generic:
+            print(f"  {entry.name:{width}s}  {entry.description}")
     print("multi-agent envs (tooltrap eval ENV --agent ROLE=POLICY; the multiagent extra):")
     for name in MULTIAGENT_ENVS:
         print(f"  {name}  {_roles_line(name)}")
     print("role envs (single-agent Gymnasium ids, for training):")
     for env_id, (name, role) in ROLE_ENV_IDS.items():
         print(f"  {env_id}  the {role} of {name}, the other roles scripted inside")
-    print("agents: ", ", ".join([*GENERIC_AGENTS, *(f"{p}..." for p in PREFIXES)]))
-    baseline_names()  # loads every shipped benchmark's baselines
-    print("baselines (--agent NAME on that benchmark's envs):")
-    width = max(len(b) for b in BASELINES)
-    for benchmark, table in BASELINES.items():
-        print(f"  {benchmark:{width}s}  {', '.join(table)}")
-    print("defenses (--defense NAME):")
-    width = max(len(n) for n in DEFENSES)
-    for name, entry in DEFENSES.items():
-        print(f"  {name:{width}s}  {entry.description}")
     return 0
 
 
@@ -644,9 +690,16 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="the paper's tables and figures for one or more eval folders")
     rp.add_argument("dirs", nargs="+", help="folders written by `tooltrap eval`")
     rp.add_argument(
-        "--out", default="report", help="output folder (report.md, report.json, metrics.csv, PNGs)"
+        "--out",
+        default=None,
+        help=f"output folder (report.md, report.json, metrics.csv, PNGs; default ./{DEFAULT_REPORT}, used only "
+        "when it is new or holds a report of the same runs)",
     )
-    rp.add_argument("--names", default=None, help="comma-separated display names, one per folder")
+    rp.add_argument(
+        "--names",
+        default=None,
+        help="comma-separated display names, one per folder (default: the folders' names)",
+    )
     rp.add_argument("--resamples", type=_positive, default=10_000, help="bootstrap resamples (default 10000)")
     rp.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     rp.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
@@ -690,7 +743,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for the site, new, empty or a previous view (default: view); open OUT/index.html",
     )
     vw.set_defaults(func=cmd_view)
-    ls = sub.add_parser("list", help="list env ids, agents and defenses")
+    ls = sub.add_parser(
+        "list",
+        help="list each benchmark's env ids, variant keys, agents and defenses, then the multi-agent envs",
+    )
     ls.set_defaults(func=cmd_list)
     from tooltrap import server
 

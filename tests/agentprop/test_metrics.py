@@ -263,7 +263,13 @@ def test_report_over_runs_with_and_without_the_interceptor(tmp_path):
     assert comparison.hallucination_with < comparison.hallucination_without
     paths = REPORT.write(tables, tmp_path / "report")
     text = (tmp_path / "report" / "agentprop.md").read_text()
-    assert "guessing+interceptor-packaged" in text and "r23" in text and len(paths) == 3
+    assert "guessing+interceptor-packaged" in text and "r23" in text
+    assert [p.name for p in paths] == [
+        "agentprop.md",
+        "metrics.csv",
+        "report.json",
+        "stages_by_injection.png",
+    ]
     json.loads((tmp_path / "report" / "report.json").read_text())
     summary = REPORT.summarize(runs["rejecting"], n_resamples=100)
     assert summary["accuracy_clean"].value == 1.0 and summary["p_S1"].n == 36

@@ -191,7 +191,7 @@ def test_table4_form_and_terminal_width(tmp_path):
     header = md.splitlines()[0]
     assert header == "| Run | n | Goal | CD | Goal+CD | AB viol. | Ext. CD |"
     goal = report.runs[0].get("overall", "all", "goal")
-    assert f"| A | {report.runs[0].n_episodes} | {100 * goal.value:.1f} ({100 * goal.ci_low:.1f}–" in md
+    assert f"| A | {report.runs[0].n_episodes} | {100 * goal.value:.1f}% [{100 * goal.ci_low:.1f}, " in md
     tex = table4_latex(report)
     assert "\\begin{tabular}{lrrrrr}" in tex and tex.count("\\\\") == 3  # header + two runs
     console = Console(width=80, record=True, file=io.StringIO())

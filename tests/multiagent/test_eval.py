@@ -46,7 +46,9 @@ def test_dialogue_run_folder_records_every_role_and_reports_per_role(tmp_path, c
     assert _eval(other, DIALOGUE, "assistant=act-first", tasks="em-*") == 0
     assert main(["report", str(out), str(other), "--out", str(tmp_path / "rep"), "--resamples", "200"]) == 0
     text = (tmp_path / "rep" / "report.md").read_text()
-    assert "assistant=gold user=scripted" in text and "assistant=act-first user=scripted" in text
+    # a column per run, named by its folder; the roles each run's policies played under the table
+    assert "| metric | gold | act-first |" in text
+    assert "gold: assistant=gold, user=scripted; act-first: assistant=act-first, user=scripted" in text
     assert "goal_after_clarification" in text
 
 

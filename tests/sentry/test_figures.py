@@ -1,6 +1,6 @@
-"""SentryBench's figures: every harm curve told apart by its (colour, line style, marker), a legend
-entry for every series drawn, frontier labels that do not write over each other where runs share a
-point (several agents at 0% ASR)."""
+"""SentryBench's figures, a panel per agent: every run drawn once in its agent's panel with its
+defense's (colour, marker), the same in every panel; a curve under an equal one says so; frontier labels
+that do not write over each other where defenses share a point; the legends name what is drawn."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from tooltrap.wrappers.eval.sentry.report import (
     SentryTables,
     frontier_figure,
     harm_curve_figure,
-    series_styles,
 )
 
 Text = pytest.importorskip("matplotlib.text").Text  # the figures need the plot extra
@@ -47,41 +46,51 @@ def _runs() -> list[SentryRun]:
     ]
 
 
-def test_every_harm_curve_has_its_own_style_and_legend_entry():
+def _panels(fig):
+    return {ax.get_title(): ax for ax in fig.axes if ax.get_visible() and ax.get_title()}
+
+
+def test_every_harm_curve_is_drawn_once_in_its_agents_panel():
     runs = _runs()
-    ax = harm_curve_figure(runs).axes[0]
-    lines = ax.get_lines()
-    assert len(lines) == len(runs)
-    assert len({(line.get_color(), line.get_linestyle(), line.get_marker()) for line in lines}) == len(runs)
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert len(legend) == len(runs) and all(t.startswith(r.name) for t, r in zip(legend, runs, strict=True))
-    assert "cautious+tgcc (= cautious+none)" in legend  # a curve drawn over another one says so
-
-
-def test_styles_stay_distinct_past_the_palette():
-    runs = [_run(f"agent{a}", d, 0, 0, 1) for a in range(9) for d in DEFENSES]
-    styles = series_styles(runs)
-    assert len(set(styles.values())) == len(runs)
+    panels = _panels(harm_curve_figure(runs))
+    assert set(panels) == set(AGENTS)
+    styles = {}
+    for agent, ax in panels.items():
+        lines = ax.get_lines()
+        own = [r for r in runs if r.agent == agent]
+        assert len(lines) == len(own)
+        # within a panel each defense has its own (colour, marker, line style); across panels the same one
+        for line, run in zip(lines, own, strict=True):
+            style = (line.get_color(), line.get_marker(), line.get_linestyle())
+            assert styles.setdefault(run.defense, style) == style
+        assert len({(line.get_color(), line.get_marker()) for line in lines}) == len(own)
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert [t.split(" ")[0] for t in legend] == [r.defense for r in own]
+    cautious = [t.get_text() for t in panels["cautious"].get_legend().get_texts()]
+    assert cautious == ["none", "caution (= none)", "tgcc (= none)"]  # curves drawn over another say so
 
 
 def test_frontier_labels_do_not_overlap():
     runs = _runs()
     fig = frontier_figure(runs)
-    ax = fig.axes[0]
     fig.canvas.draw()  # places the labels' texts
     renderer = fig.canvas.get_renderer()
-    labels = ax.texts
-    # one label per agent and point: cautious's three defenses share one
-    assert len(labels) == len({(r.agent, r.model["over_refusal"].value, r.model["asr"].value) for r in runs})
-    assert "cautious: none, caution, tgcc" in {t.get_text() for t in labels}
-    boxes = [Text.get_window_extent(t, renderer) for t in labels]  # the text's box, not its leader line
-    assert not [
-        (a.get_text(), b.get_text())
-        for (a, box_a), (b, box_b) in itertools.combinations(zip(labels, boxes, strict=True), 2)
-        if box_a.overlaps(box_b)
-    ]
-    legend = {t.get_text() for t in ax.get_legend().get_texts()}
-    assert legend == {*AGENTS, *(f"defense {d}" for d in DEFENSES)}  # every agent's line, every marker
+    panels = _panels(fig)
+    assert set(panels) == set(AGENTS)
+    for agent, ax in panels.items():
+        labels = ax.texts
+        own = [r for r in runs if r.agent == agent]
+        # one label per point: defenses on one point share it
+        assert len(labels) == len({(r.model["over_refusal"].value, r.model["asr"].value) for r in own})
+        boxes = [Text.get_window_extent(t, renderer) for t in labels]  # the text's box, not its leader
+        assert not [
+            (a.get_text(), b.get_text())
+            for (a, box_a), (b, box_b) in itertools.combinations(zip(labels, boxes, strict=True), 2)
+            if box_a.overlaps(box_b)
+        ], agent
+    assert "none, caution, tgcc" in {t.get_text() for t in panels["cautious"].texts}
+    legend = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert legend == {*(f"defense {d}" for d in DEFENSES), "the other agents"}
 
 
 def test_the_report_writes_both_figures(tmp_path):

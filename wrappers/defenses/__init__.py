@@ -19,6 +19,7 @@ Registered here, each the mitigation a benchmark's paper defines (its module cit
 
 from __future__ import annotations
 
+from . import confirmation
 from .base import DEFENSES, Defense, DefenseEntry, add_defense, apply_defense, register_defense
 from .confirmation import ConfirmationGate, ConfirmationPrompt, SimulatedPrincipal, confirmation_policy
 from .interceptor import OPERATING_POINTS, Interceptor
@@ -29,6 +30,7 @@ add_defense(
     "preview-gate",
     ConfirmationGate,
     description="Confirmation gate whose simulated user sees the structured write preview before deciding.",
+    benchmarks=confirmation.BENCHMARKS,
     user_sees_preview=True,
 )
 

@@ -73,6 +73,9 @@ class DefenseEntry:
     factory: Callable[..., gym.Env]
     description: str
     options: dict[str, Any] = field(default_factory=dict)
+    #: the benchmarks it is made for (the paper that defines it evaluates it there; ``tooltrap list``
+    #: shows it under them); empty: any benchmark
+    benchmarks: tuple[str, ...] = ()
 
     def __call__(self, env: gym.Env) -> gym.Env:
         return self.factory(env, **self.options)
@@ -87,21 +90,31 @@ def _first_line(doc: str | None) -> str:
     return (doc or "").strip().splitlines()[0].strip() if (doc or "").strip() else ""
 
 
-def register_defense(name: str, *, description: str | None = None, **options: Any) -> Callable[[F], F]:
-    """Class decorator: register a defense wrapper under ``name`` (``options`` are passed to it)."""
+def register_defense(
+    name: str, *, description: str | None = None, benchmarks: tuple[str, ...] = (), **options: Any
+) -> Callable[[F], F]:
+    """Class decorator: register a defense wrapper under ``name`` (``options`` are passed to it;
+    ``benchmarks``: the benchmarks it is made for, by name, none for any)."""
 
     def register(factory: F) -> F:
-        add_defense(name, factory, description=description, **options)
+        add_defense(name, factory, description=description, benchmarks=benchmarks, **options)
         return factory
 
     return register
 
 
 def add_defense(
-    name: str, factory: Callable[..., gym.Env], *, description: str | None = None, **options: Any
+    name: str,
+    factory: Callable[..., gym.Env],
+    *,
+    description: str | None = None,
+    benchmarks: tuple[str, ...] = (),
+    **options: Any,
 ) -> None:
     """Register ``factory(env, **options)`` under ``name`` (a second name for a configured defense)."""
-    DEFENSES[name] = DefenseEntry(name, factory, description or _first_line(factory.__doc__), dict(options))
+    DEFENSES[name] = DefenseEntry(
+        name, factory, description or _first_line(factory.__doc__), dict(options), tuple(benchmarks)
+    )
 
 
 def apply_defense(env: gym.Env, name: str | None) -> gym.Env:

@@ -12,6 +12,9 @@ from tooltrap.envs.core import CallRecord, EnvUsageError, Intercept, Task, ToolE
 from .base import Defense, register_defense
 from .common import append_to_system, describe, is_write, named_entities, simulate
 
+#: the benchmark whose paper defines the confirmation defenses (``tooltrap list`` shows them under it)
+BENCHMARKS = ("sabench",)
+
 
 def confirmation_policy(ask_tool: str) -> str:
     """The confirmation policy appended to the system prompt (``ask_tool``: the tool that asks the user)."""
@@ -22,7 +25,7 @@ def confirmation_policy(ask_tool: str) -> str:
     )
 
 
-@register_defense("confirm-prompt")
+@register_defense("confirm-prompt", benchmarks=BENCHMARKS)
 class ConfirmationPrompt(Defense):
     """Prompt-level confirmation policy: ask the user before any write (appended to the system prompt).
 
@@ -55,7 +58,7 @@ class SimulatedPrincipal(Protocol):
         ...
 
 
-@register_defense("confirm-gate")
+@register_defense("confirm-gate", benchmarks=BENCHMARKS)
 class ConfirmationGate(Defense):
     """Tool-enforced confirmation: every write waits for a simulated user who sees the call, not its side effects.
 

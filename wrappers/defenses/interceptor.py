@@ -39,6 +39,9 @@ from tooltrap.envs.core import CallRecord, Intercept, ToolEnv, Trace
 
 from .base import Defense, add_defense, register_defense
 
+#: the benchmark whose paper defines the interceptor
+BENCHMARKS = ("agentprop",)
+
 FAILURE_WORDS = ("error", "invalid", "unknown", "failed", "not found", "missing", "incorrect", "wrong")
 SUCCESS_WORDS = (
     "success",
@@ -100,6 +103,7 @@ def unseen_numbers(answer: str, observations: list[str]) -> list[str]:
 
 @register_defense(
     "interceptor",
+    benchmarks=BENCHMARKS,
     description="Hallucination interceptor: tool errors, failure words, unseen numbers -> abstain",
 )
 class Interceptor(Defense):
@@ -194,5 +198,6 @@ for _point in ("output-only", "tuned", "packaged"):  # the other operating point
         f"interceptor-{_point}",
         Interceptor,
         description=f"Hallucination interceptor at the {_point} operating point",
+        benchmarks=BENCHMARKS,
         operating_point=_point,
     )

@@ -13,12 +13,15 @@ from tooltrap.envs.core import Intercept, Task, ToolEnv, Variant
 from .base import Defense, register_defense
 from .common import describe, is_write, simulate
 
+#: the benchmark whose paper defines the write preview
+BENCHMARKS = ("sabench",)
+
 
 def _key(name: str, arguments: Any) -> str:
     return name + json.dumps(arguments, sort_keys=True)
 
 
-@register_defense("preview")
+@register_defense("preview", benchmarks=BENCHMARKS)
 class WritePreview(Defense):
     """Structured write preview: a write returns what would change and commits only when sent again.
 

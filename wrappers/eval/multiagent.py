@@ -17,8 +17,7 @@ writes report.md, metrics.csv and report.json with one column per run.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,14 +33,15 @@ from .bootstrap import (
     resample_counts,
 )
 from .report import (
+    OVERALL,
     BenchmarkReport,
     json_safe,
-    md_table,
     metric_row,
-    print_metric_table,
+    metric_table,
     report_files,
     system_outcome_counts,
 )
+from .table import Column, Estimate, Table, count, print_tables, rate, signed
 
 Record = dict[str, Any]
 
@@ -124,8 +124,8 @@ class RoleReport(BenchmarkReport):
             num[:, j], den[:, j] = cluster_sums(values, mask, clusters, k)
         found = ratio_intervals(num, den, resample_counts(k, n_resamples, seed))
         out = {m.key: iv for m, iv in zip(self.metrics, found, strict=True)}
-        for key, count in simulator_counts(records, self.roles).items():
-            out[f"simulator/{key}"] = Interval(float(count), float(count), float(count), len(records))
+        for key, n in simulator_counts(records, self.roles).items():
+            out[f"simulator/{key}"] = Interval(float(n), float(n), float(n), len(records))
         return out
 
     def summarize(
@@ -139,6 +139,7 @@ class RoleReport(BenchmarkReport):
         *,
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
+        identities: Mapping[str, tuple[str, str]] | None = None,
     ) -> dict[str, Any]:
         return {
             "env": self.env,
@@ -155,20 +156,26 @@ class RoleReport(BenchmarkReport):
             },
         }
 
-    def cell(self, key: str, iv: Interval) -> str:
-        if math.isnan(iv.value):
-            return "-"
-        if key.startswith("simulator/"):
-            return str(int(iv.value))
-        if key in self.plain_metrics:
-            return f"{iv.value:+.3f} [{iv.ci_low:+.3f}, {iv.ci_high:+.3f}] (n={iv.n})"
-        return f"{100 * iv.value:.1f}% [{100 * iv.ci_low:.1f}, {100 * iv.ci_high:.1f}] (n={iv.n})"
+    def column(self, metric: str) -> Column:
+        """Simulator counts as counts, means (rewards) signed, rates in %; each with its n."""
+        if metric.startswith("simulator/"):
+            return count(metric)
+        if metric in self.plain_metrics:
+            return signed(metric, show_n=True)
+        return rate(metric, show_n=True)
 
-    def _rows(self, report: dict[str, Any]) -> list[tuple[str, list[str]]]:
-        """(metric, a cell per run) for every metric."""
+    def table(self, report: dict[str, Any]) -> Table:
+        """A row per metric, a column per run."""
         runs = report["runs"]
         keys = list(next(iter(runs.values()))["metrics"]) if runs else []
-        return [(key, [self.cell(key, run["metrics"][key]) for run in runs.values()]) for key in keys]
+        return metric_table(
+            f"{report['env']}: per role, 95% {self.cluster_label}-bootstrap CI",
+            list(runs),
+            [
+                (key, self.column(key), [Estimate.of(run["metrics"][key]) for run in runs.values()])
+                for key in keys
+            ],
+        )
 
     def markdown(self, report: dict[str, Any]) -> str:
         runs = report["runs"]
@@ -180,7 +187,7 @@ class RoleReport(BenchmarkReport):
             "episodes (a simulated role's actions kept failing their checks) and system-level outcomes are "
             "in no denominator; they are counted apart (simulator/...).",
             "",
-            md_table(["metric", *runs], [[key, *cells] for key, cells in self._rows(report)]),
+            self.table(report).markdown(),
             "",
             "Roles: "
             + "; ".join(
@@ -193,7 +200,7 @@ class RoleReport(BenchmarkReport):
 
     def files(self, report: dict[str, Any]) -> dict[str, str]:
         rows = [
-            metric_row(name, "overall", key.partition("/")[0], key, iv)
+            metric_row(name, OVERALL, key.partition("/")[0], key, iv)
             for name, run in report["runs"].items()
             for key, iv in run["metrics"].items()
         ]
@@ -216,11 +223,7 @@ class RoleReport(BenchmarkReport):
         return report_files("report.md", self.markdown(report), rows, document)
 
     def print_terminal(self, report: dict[str, Any]) -> None:
-        print_metric_table(
-            f"{report['env']}: per role, 95% {self.cluster_label}-bootstrap CI",
-            list(report["runs"]),
-            self._rows(report),
-        )
+        print_tables([self.table(report)], width=max(120, 30 + 34 * len(report["runs"])))
 
     def figures(self, report: Any, out_dir: Path) -> list[Path]:
         return []

@@ -12,15 +12,13 @@ folders themselves are read through :mod:`.run`.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -34,7 +32,17 @@ from .bootstrap import (
     ratio_intervals,
     resample_counts,
 )
-from .run import EPISODES, RUN, RunFolderError, read_episodes, read_run_info, record_point, run_name
+from .run import (
+    EPISODES,
+    RUN,
+    RunFolderError,
+    folder_names,
+    read_episodes,
+    read_run_info,
+    record_point,
+    run_identity,
+)
+from .table import Cell, Column, Estimate, IntervalLike, Kind, Table, count, number, print_tables, rate, text
 
 
 class BenchmarkReport:
@@ -63,13 +71,21 @@ class BenchmarkReport:
         """The headline metrics of one run (``summary.json``)."""
         raise NotImplementedError
 
+    def column(self, metric: str) -> Column:
+        """How a summary metric is shown (``tooltrap eval``'s table): a rate, or a number when it is
+        one of :attr:`plain_metrics`."""
+        return number(metric) if metric in self.plain_metrics else rate(metric)
+
     def build(
         self,
         runs: dict[str, list[dict[str, Any]]],
         *,
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
+        identities: Mapping[str, tuple[str, str]] | None = None,
     ) -> Any:
+        """The report of ``runs`` (display name -> records); ``identities``: each run's (agent, defense)
+        (:func:`load_identities`; default: read from names ``agent+defense``, :func:`identity`)."""
         raise NotImplementedError
 
     def write(self, report: Any, out_dir: str | Path, *, figures: bool = True) -> list[Path]:
@@ -95,20 +111,19 @@ def _model_level(records: Sequence[dict[str, Any]]) -> np.ndarray:
     return np.array([not r.get("system_outcome") for r in records], dtype=bool)
 
 
-def print_metric_table(
-    title: str, runs: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]], *, width: int = 220
-) -> None:
-    """A terminal table with one row per metric and one column per run (``rows``: label, cells)."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title)
-    table.add_column("metric")
-    for name in runs:
-        table.add_column(name, justify="right")
-    for label, cells in rows:
-        table.add_row(label, *cells)
-    Console(width=width).print(table)
+def metric_table(
+    title: str,
+    runs: Sequence[str],
+    rows: Iterable[tuple[str, Column, Sequence[Cell]]],
+    *,
+    caption: str = "",
+) -> Table:
+    """A table with one row per metric and one column per run (``rows``: the metric's label, the
+    :class:`~.table.Column` that says how the metric is shown, one cell per run)."""
+    table = Table(title, [text("metric"), *(Column(name, Kind.ROW) for name in runs)], caption=caption)
+    for label, column, cells in rows:
+        table.add(label, *cells, row=column)
+    return table
 
 
 def system_outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -119,15 +134,40 @@ def system_outcome_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int
 
 #: the columns of every report's metrics.csv (long format)
 CSV_FIELDS = ("run", "scope", "group", "metric", "value", "ci_low", "ci_high", "n")
+#: the ``scope`` of a metrics.csv row covering every model-level episode of a run
+OVERALL = "overall"
+#: the ``scope`` of a row computed over every episode, provider-stopped ones counted (not only the
+#: model-level ones)
+SYSTEM_LEVEL = "system_level"
+
+
+def by(axis: str) -> str:
+    """The ``scope`` of a breakdown: ``by_<axis>`` (the row's ``group`` is the axis's value)."""
+    return f"by_{axis}"
 
 
 def rates_csv(rows: Iterable[Mapping[str, Any]]) -> str:
-    """metrics.csv: one row per (run, scope, group, metric) with its interval."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
+    """metrics.csv: one row per (run, scope, group, metric) with its interval, the same vocabulary for
+    every benchmark:
+
+    * ``run``: the run's display name (its folder's name in ``tooltrap report``)
+    * ``scope``: which episodes the number is over: ``overall`` (every model-level episode of the run;
+      ``group`` is ``all``, or a role of a multi-agent env), ``by_<axis>`` (the episodes with one value
+      of a breakdown axis: ``by_variant``, ``by_injection``, ``by_trap_family`` ...; ``group`` is the
+      value), ``system_level`` (every episode, provider-stopped ones counted), or a benchmark's own
+      analysis named by what it is (``funnel``: a stage's share of the recoverable rollouts;
+      ``external_only``: CD under the external-only policy; ``pairwise_difference``: run A - run B),
+      broken down as ``<analysis>_by_<axis>``
+    * ``metric``, ``value`` (a rate as a fraction, a mean as is), ``ci_low`` / ``ci_high`` (the 95%
+      interval; empty for counts) and ``n`` (the denominator)
+    """
+    table = Table(
+        "metrics",
+        [*(text(name) for name in CSV_FIELDS[:4]), *(number(name) for name in CSV_FIELDS[4:7]), count("n")],
+    )
+    for row in rows:
+        table.add(*(row[name] for name in CSV_FIELDS))
+    return table.csv()
 
 
 def json_safe(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,15 +187,6 @@ class MetricRow(TypedDict):
     value: float
     ci_low: float | str
     ci_high: float | str
-    n: int
-
-
-class IntervalLike(Protocol):
-    """A value with its interval and n (:class:`~.bootstrap.Interval`, a benchmark's own rate type)."""
-
-    value: float
-    ci_low: float
-    ci_high: float
     n: int
 
 
@@ -193,13 +224,6 @@ def report_files(
     }
 
 
-def split_run_name(name: str) -> tuple[str, str]:
-    """(agent, defense) of a run's display name ``agent+defense`` (:func:`.run.run_name`); the defense is
-    ``none`` when the name has none."""
-    agent, _, defense = name.partition("+")
-    return agent, defense or "none"
-
-
 def pyplot() -> Any | None:
     """matplotlib's pyplot on the file-only Agg backend, or None when matplotlib (the ``plot`` extra)
     is not installed."""
@@ -217,8 +241,8 @@ def write_texts(out_dir: str | Path, files: Mapping[str, str]) -> list[Path]:
     """Write each ``name -> text`` into ``out_dir`` (created); the paths written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8")
+    for name, content in files.items():
+        (out / name).write_text(content, encoding="utf-8")
     return [out / name for name in files]
 
 
@@ -289,7 +313,7 @@ class RateReport(BenchmarkReport):
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
     ) -> dict[str, Interval]:
-        rates = self._rates(records, "overall", "all", n_resamples, seed) if records else {}
+        rates = self._rates(records, OVERALL, "all", n_resamples, seed) if records else {}
         return {metric: iv for (_, _, metric), iv in rates.items()}
 
     def build(
@@ -298,18 +322,19 @@ class RateReport(BenchmarkReport):
         *,
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
+        identities: Mapping[str, tuple[str, str]] | None = None,
     ) -> RateTables:
         out = []
         for name, records in runs.items():
             level = _model_level(records)
             run = RateRun(name, int(level.sum()))
-            run.rates.update(self._rates(records, "overall", "all", n_resamples, seed))
+            run.rates.update(self._rates(records, OVERALL, "all", n_resamples, seed))
             by_variant: dict[str, list[dict[str, Any]]] = {}
             for r in records:  # by the grid point asked for (a task-dependent default is no group)
                 by_variant.setdefault(variant_key(record_point(r)), []).append(r)
             if len(by_variant) > 1:
                 for key, group in sorted(by_variant.items()):
-                    run.rates.update(self._rates(group, "by_variant", key, n_resamples, seed))
+                    run.rates.update(self._rates(group, by("variant"), key, n_resamples, seed))
             run.system_outcomes = system_outcome_counts(records)
             out.append(run)
         return RateTables(self.name, list(self.metrics), out, n_resamples, seed, self.cluster_label)
@@ -331,75 +356,51 @@ class RateReport(BenchmarkReport):
         }
         return report_files("report.md", self.markdown(report), rows, document)
 
+    def tables(self, report: RateTables) -> list[Table]:
+        """The overall table (a row per run) and, when a run spans several grid points, the table by
+        variant (a row per run and variant)."""
+        overall = Table(
+            "Overall",
+            [text("run"), count("n"), *(rate(m) for m in report.metrics), count("system-level outcomes")],
+            caption="n: model-level episodes; system-level outcomes (provider errors, content filters) are "
+            "excluded from every rate.",
+        )
+        for r in report.runs:
+            overall.add(
+                r.name,
+                r.n_episodes,
+                *(Estimate.of(r.rates[(OVERALL, "all", m)]) for m in report.metrics),
+                sum(r.system_outcomes.values()),
+            )
+        out = [overall]
+        variants = sorted({g for r in report.runs for (s, g, _) in r.rates if s == by("variant")})
+        if variants:
+            table = Table("By variant", [text("run"), text("variant"), *(rate(m) for m in report.metrics)])
+            for r in report.runs:
+                for v in variants:
+                    if (by("variant"), v, report.metrics[0]) in r.rates:
+                        table.add(
+                            r.name, v, *(Estimate.of(r.rates[(by("variant"), v, m)]) for m in report.metrics)
+                        )
+            out.append(table)
+        return out
+
     def markdown(self, report: RateTables) -> str:
-        header = ["run", "n", *report.metrics]
         lines = [
             f"# {report.benchmark} report",
             "",
             f"Rates in %, with 95% {report.cluster_label}-clustered bootstrap intervals "
             f"({report.n_resamples:,} resamples, seed {report.seed}).",
             "",
-            "## Overall",
-            "",
-            md_table(
-                header,
-                [
-                    [
-                        r.name,
-                        str(r.n_episodes),
-                        *(percent(r.rates[("overall", "all", m)]) for m in report.metrics),
-                    ]
-                    for r in report.runs
-                ],
-            ),
-            "",
-            "System-level outcomes (provider errors, content filters; excluded from every rate): "
-            + "; ".join(f"{r.name}: {sum(r.system_outcomes.values())}" for r in report.runs),
-            "",
         ]
-        variants = sorted({g for r in report.runs for (s, g, _) in r.rates if s == "by_variant"})
-        if variants:
-            lines += ["## By variant", ""]
-            rows = []
-            for r in report.runs:
-                for v in variants:
-                    if ("by_variant", v, report.metrics[0]) in r.rates:
-                        rows.append(
-                            [r.name, v, *(percent(r.rates[("by_variant", v, m)]) for m in report.metrics)]
-                        )
-            lines += [md_table(["run", "variant", *report.metrics], rows), ""]
+        for table in self.tables(report):
+            lines += [f"## {table.title}", "", table.markdown(), ""]
         return "\n".join(lines)
 
     def print_terminal(self, report: RateTables) -> None:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(
-            title=f"{report.benchmark}: % [95% {report.cluster_label}-bootstrap CI], {report.n_resamples:,} resamples"
-        )
-        table.add_column("run")
-        for m in report.metrics:
-            table.add_column(m, justify="right")
-        for r in report.runs:
-            table.add_row(
-                r.name, *(percent(r.rates[("overall", "all", m)], short=True) for m in report.metrics)
-            )
-        Console().print(table)
-
-
-def percent(iv: Interval, short: bool = False) -> str:
-    """A rate in % with its interval (``-`` when the denominator is empty)."""
-    if math.isnan(iv.value):
-        return "-"
-    if short:
-        return f"{100 * iv.value:.1f} [{100 * iv.ci_low:.0f},{100 * iv.ci_high:.0f}]"
-    return f"{100 * iv.value:.1f} [{100 * iv.ci_low:.1f}, {100 * iv.ci_high:.1f}]"
-
-
-def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+        overall = self.tables(report)[0]
+        overall.title = f"{report.benchmark}: % [95% {report.cluster_label}-bootstrap CI], {report.n_resamples:,} resamples"
+        print_tables([overall])
 
 
 # -- the registry ------------------------------------------------------------------------------------
@@ -461,21 +462,48 @@ def summary_of(
 def load_records(
     dirs: Sequence[str | Path], names: Sequence[str] | None = None
 ) -> dict[str, list[dict[str, Any]]]:
-    """Episode records of each run folder, keyed by a unique display name."""
+    """Episode records of each run folder, keyed by its display name: ``names`` when given, else the
+    folder's name (:func:`.run.folder_names`: unique, a parent folder added where two share one)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for i, d in enumerate(dirs):
+    shown = list(names) if names else folder_names(dirs)
+    for name, d in zip(shown, dirs, strict=True):
         path = Path(d)
         records = read_episodes(path / EPISODES)
         if not records:
             raise FileNotFoundError(
                 f"{path}: no episodes.jsonl records (run `tooltrap eval ... --out {path}` first)"
             )
-        name = names[i] if names else run_name(path)
-        base, k = name, 2
-        while name in out:
-            name, k = f"{base}#{k}", k + 1
+        if name in out:
+            raise EnvUsageError(f"two runs are named {name!r}: give each its own name")
         out[name] = records
     return out
+
+
+def load_identities(dirs: Sequence[str | Path], names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Display name -> (agent, defense) of each run folder, from its run.json (:func:`.run.run_identity`):
+    what a report groups runs by (an agent's runs under each defense), whatever the folders are called."""
+    return {name: run_identity(d) for name, d in zip(names, dirs, strict=True)}
+
+
+def identity(name: str, identities: Mapping[str, tuple[str, str]] | None) -> tuple[str, str]:
+    """(agent, defense) of the run ``name``: from ``identities`` (:func:`load_identities`) when it has
+    the run, else from a name of the form ``agent+defense`` (the scripts' names; defense ``none`` when
+    it has no ``+``)."""
+    if identities and name in identities:
+        return identities[name]
+    agent, _, defense = name.partition("+")
+    return agent, defense or "none"
+
+
+def previous_report_runs(out_dir: str | Path) -> list[str] | None:
+    """The run names of the report in ``out_dir`` (its report.json's ``runs``, in order), or None when
+    the folder holds no readable report."""
+    try:
+        document = json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+        runs = document["runs"]
+        return [str(r["name"]) for r in runs]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def run_benchmark(

@@ -23,7 +23,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -355,19 +355,47 @@ def check_run_file(
         write_atomic(run_file, json.dumps(updated, indent=1) + "\n")
 
 
-def run_name(directory: str | Path) -> str:
-    """A run's display name: its agent (and defense) from run.json, else the folder name."""
+def run_identity(directory: str | Path) -> tuple[str, str]:
+    """(agent, defense) of a run folder, from its run.json (the defense ``none`` when it had none);
+    without run.json the folder's name stands for the agent."""
     directory = Path(directory)
     if not (directory / RUN).exists():
-        return directory.name
+        return directory.name, "none"
     info = read_run_info(directory)
     agent = info.get("agent")
     name = agent.get("name") if isinstance(agent, dict) else None
-    agent_name = name if isinstance(name, str) and name else directory.name
-    mitigation = info.get("mitigation", "none")
-    if isinstance(mitigation, str) and mitigation != "none":
-        return f"{agent_name}+{mitigation}"
-    return agent_name
+    mitigation = info.get("mitigation")
+    return (
+        name if isinstance(name, str) and name else directory.name,
+        mitigation if isinstance(mitigation, str) and mitigation else "none",
+    )
+
+
+def folder_names(directories: Sequence[str | Path]) -> list[str]:
+    """A unique display name per run folder: its folder's name, with as many parent folders as it takes
+    to tell apart folders of the same name (``a/run``, ``b/run``); the same folder given twice gets
+    ``#2``."""
+    paths = [Path(d).resolve() for d in directories]
+    depth = [1] * len(paths)
+
+    def name(i: int) -> str:
+        return "/".join(paths[i].parts[-depth[i] :])
+
+    while True:
+        names = [name(i) for i in range(len(paths))]
+        clash = [i for i, n in enumerate(names) if names.count(n) > 1 and depth[i] < len(paths[i].parts)]
+        clash = [i for i in clash if len({paths[j] for j, m in enumerate(names) if m == names[i]}) > 1]
+        if not clash:
+            break
+        for i in clash:
+            depth[i] += 1
+    out: list[str] = []
+    for n in names:
+        unique, k = n, 2
+        while unique in out:
+            unique, k = f"{n}#{k}", k + 1
+        out.append(unique)
+    return out
 
 
 # -- summary.json --------------------------------------------------------------------------------------

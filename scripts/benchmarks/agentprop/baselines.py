@@ -8,8 +8,8 @@ trusting, rejecting, guessing, fabricating and abstaining; then trusting, guessi
 the interceptor's early (the reproduction default) and packaged operating points on the same episodes;
 and trusting and rejecting on the 300 held-out retail tasks. Writes the report into ``--out`` (default
 a temporary folder), prints it, and with ``--write-docs`` stores the numbers in
-``docs/agentprop_baselines.json`` (the README's table comes from them); ``--check`` fails when they are
-stale.
+``docs/agentprop_baselines.json`` (the README's table comes from them) and the stage-rate figure in
+``docs/agentprop_stages_by_injection.png``; ``--check`` fails when the numbers are stale.
 """
 
 from __future__ import annotations
@@ -90,8 +90,11 @@ def main(argv: list[str]) -> int:
             },
         }
         text = json.dumps(result, indent=1) + "\n"
+        figures = {
+            out / "report" / "stages_by_injection.png": ROOT / "docs" / "agentprop_stages_by_injection.png"
+        }
         return publish(
-            RESULT, text, {}, write=args.write_docs, check=args.check, script="agentprop_baselines.py"
+            RESULT, text, figures, write=args.write_docs, check=args.check, script="baselines.py agentprop"
         )
 
 

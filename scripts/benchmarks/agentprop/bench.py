@@ -10,7 +10,6 @@ Targets (issue #13): the grid under 30 s and the reproduction under 10 s on 2 co
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -22,12 +21,17 @@ from tooltrap.envs.agentprop.task import gold_outputs, packaged_tasks
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.agentprop.report import REPORT
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 INJECTIONS = ("none", "type_mismatch", "out_of_range", "missing_required", "semantic_wrong")
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--agent", default="trusting")
     parser.add_argument("--limit-s", type=float, default=30.0)
     parser.add_argument("--reproduce-limit-s", type=float, default=10.0)

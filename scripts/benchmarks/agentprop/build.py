@@ -16,14 +16,22 @@ except ImportError:  # imported as scripts.build_agentprop_tasks (from the tests
 
 from tooltrap.envs.agentprop.authoring.generate import generate, render_tasks
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 TARGET = Path(__file__).resolve().parents[3] / "envs" / "agentprop" / "data" / "tasks.json"
 
 
 def main(argv: list[str]) -> int:
+    parser = script_parser(__doc__)
+    parser.add_argument("--check", action="store_true", help="fail when the packaged tasks are stale")
+    args = parser.parse_args(argv)
     tasks = generate(seed=0)
     text = render_tasks(tasks)
     counts = Counter(t.domain for t in tasks)
-    return write_or_check(TARGET, text, check="--check" in argv, script="build_agentprop_tasks.py",
+    return write_or_check(TARGET, text, check=args.check, script="build_agentprop_tasks.py",
                           what=f"{len(tasks)} tasks ({dict(counts)})")  # fmt: skip
 
 

@@ -18,7 +18,6 @@ ended at the provider); 2 for a usage error (no run folder, a run of another ben
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -39,6 +38,11 @@ from tooltrap.wrappers.eval.agentprop.judges import (
     rejudge_episodes,
 )
 from tooltrap.wrappers.eval.run import EPISODES, json_line, read_episodes, read_run_info
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 #: as ``tooltrap eval`` when every episode ended at the provider: no result from the model side at all
 EXIT_PROVIDER = 3
@@ -64,7 +68,7 @@ def _cell(value: Any) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("run_dir", type=Path, help="a tooltrap eval AgentProp run folder")
     parser.add_argument("--base-url", required=True, help="the judges' server root, with /v1")
     parser.add_argument("--judge", action="append", required=True, help="a judge model (repeat: 3 is usual)")

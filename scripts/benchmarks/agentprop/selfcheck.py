@@ -10,7 +10,6 @@ repaired > honest report or abstention > wrong > fabricated. Exits 1 when any ta
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
@@ -21,9 +20,14 @@ import tooltrap  # noqa: F401
 from tooltrap.envs.agentprop.selfcheck import DetectorTable, check_task
 from tooltrap.envs.core.probes import ProbeTally
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--every", type=int, default=1, help="check every N-th task (default: all)")
     args = parser.parse_args(argv)
     env = gym.make("AgentProp-v0", domain="all").unwrapped

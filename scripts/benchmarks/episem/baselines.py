@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
             out / "report" / f: DOCS / f"episem_{f}" for f in ("sbm_vs_pur.png", "recovery_funnel.png")
         }
         return publish(
-            RESULT, text, figures, write=args.write_docs, check=args.check, script="episem_baselines.py"
+            RESULT, text, figures, write=args.write_docs, check=args.check, script="baselines.py episem"
         )
 
 

@@ -13,7 +13,6 @@ Target (issue #11): the full search over all pairs with the careful agent under 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -24,6 +23,11 @@ import gymnasium as gym
 import tooltrap
 from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate_protocol
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 gym.register_envs(tooltrap)
 
@@ -45,7 +49,7 @@ def plain_episode_s(agent_name: str) -> float:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--agent", default="careful")
     parser.add_argument("--limit-s", type=float, default=60.0)
     args = parser.parse_args(argv)

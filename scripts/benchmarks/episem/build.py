@@ -14,14 +14,22 @@ import sys
 
 from tooltrap.envs.episem.benchmark import DATA_DIR, build_tasks, render_manifest, render_tasks
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main(argv: list[str]) -> int:
+    parser = script_parser(__doc__)
+    parser.add_argument("--check", action="store_true", help="fail when the packaged corpus is stale")
+    args = parser.parse_args(argv)
     tasks = build_tasks()
     outputs = {
         DATA_DIR / "tasks.json": render_tasks(tasks),
         DATA_DIR / "manifest.json": render_manifest(tasks),
     }
-    if "--check" in argv:
+    if args.check:
         stale = [
             str(p) for p, text in outputs.items() if not p.exists() or p.read_text(encoding="utf-8") != text
         ]

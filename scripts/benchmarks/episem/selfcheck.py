@@ -30,6 +30,11 @@ from tooltrap.envs.episem.authoring.family import compile_family, family_files, 
 from tooltrap.envs.episem.benchmark import EpiSEM, benchmark, build_tasks
 from tooltrap.envs.episem.selfcheck import check_pair, check_probes
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 AGENTS = ("careful", "trusting", "always-refuse", "recover-then-misact", "gold")
 
 
@@ -71,11 +76,16 @@ def agent_problems(bench: EpiSEM, task) -> list[str]:  # type: ignore[no-untyped
 
 
 def main(argv: list[str]) -> int:
+    parser = script_parser(__doc__)
+    parser.add_argument(
+        "families", nargs="*", type=Path, metavar="FILE", help="family files (default: every packaged one)"
+    )
+    files = parser.parse_args(argv).families
     started = time.perf_counter()
     bench = benchmark()
-    if argv:
+    if files:
         tasks = []
-        for path in map(Path, argv):
+        for path in files:
             for task in compile_family(load_family(path), source=str(path)):
                 bench.check_task(task)
                 tasks.append(bench.with_exposures(task))

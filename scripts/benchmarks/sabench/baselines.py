@@ -15,14 +15,16 @@ and the headline did not move. Every part but ``summaries`` was taken again for 
 in both directions): goals name facts compared by meaning (``corpus_tasks``, ``corpus_files``; one
 scenario's answer became a number; one template's goal no longer pins the reply's parent message),
 verdicts gained ``undone`` and ``n_trace_violations`` (``runs``, ``traps``), the report and headline
-gained ``trace_cd`` and ``undone_updates``; every summary of the 11 scripted runs is unchanged.
+gained ``trace_cd`` and ``undone_updates``; every summary of the 11 scripted runs is unchanged. The
+``report`` part was taken again for issue 27 (reports readable): runs are named by their folders
+(``gold+none``, no longer ``gold``) and every table is rendered by the typed table model (one number
+format); no number moved.
 
 Usage: python scripts/baselines.py sabench [--write] [--resamples 10000]
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -34,6 +36,11 @@ import gymnasium as gym
 
 import tooltrap
 from tooltrap.wrappers.eval.sabench.report import SCRIPTED_RUNS
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 gym.register_envs(tooltrap)
 
@@ -153,7 +160,7 @@ def differences(expected: dict[str, Any], actual: dict[str, Any], limit: int = 2
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--write", action="store_true", help="write tests/golden/sabench.json")
     parser.add_argument("--resamples", type=int, default=10_000)
     args = parser.parse_args()

@@ -7,7 +7,6 @@ Usage: python scripts/bench.py sabench [--env SABench-v0] [--resamples 10000] [-
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
@@ -17,9 +16,14 @@ from tooltrap.agents import make_agent
 from tooltrap.evaluate import evaluate
 from tooltrap.wrappers.eval.sabench.report import SCRIPTED_RUNS, build_report, load_runs, write_report
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = script_parser(__doc__)
     parser.add_argument("--env", default="SABench-v0")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--work", default=None, help="folder for the runs (reused when present)")

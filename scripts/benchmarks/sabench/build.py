@@ -21,9 +21,16 @@ from tooltrap.envs.sabench.authoring.templates.registry import (
 )
 from tooltrap.envs.sabench.task import DOMAINS
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main(argv: list[str]) -> int:
-    domains = argv or list(DOMAINS)
+    parser = script_parser(__doc__)
+    parser.add_argument("domains", nargs="*", metavar="DOMAIN", help=f"default: all ({', '.join(DOMAINS)})")
+    domains = parser.parse_args(argv).domains or list(DOMAINS)
     for domain in domains:
         path = write(domain)
         found = templates(domain)

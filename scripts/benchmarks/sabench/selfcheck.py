@@ -8,24 +8,26 @@ template). Exit status 1 on any problem.
 
 from __future__ import annotations
 
-import sys
-
 import gymnasium as gym
 
 import tooltrap
 from tooltrap.envs.core.probes import ProbeTally
 from tooltrap.envs.sabench.selfcheck import check_corpus
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 
 def main() -> int:
+    parser = script_parser(__doc__)
+    parser.add_argument("env_id", nargs="?", default="SABench-v0", help="default SABench-v0")
+    parser.add_argument("--templates", default=None, metavar="ID,ID", help="only these templates")
+    args = parser.parse_args()
     gym.register_envs(tooltrap)
-    args = sys.argv[1:]
-    templates = None
-    if "--templates" in args:
-        at = args.index("--templates")
-        templates = args[at + 1].split(",")
-        del args[at : at + 2]
-    env_id = args[0] if args else "SABench-v0"
+    templates = args.templates.split(",") if args.templates else None
+    env_id = args.env_id
     env = gym.make(env_id, **({"templates": templates} if templates else {}))
     reports = check_corpus(env.unwrapped)
     bad = [r for r in reports if not r.ok]

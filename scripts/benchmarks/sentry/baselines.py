@@ -71,7 +71,7 @@ def detector_numbers(data: Path) -> dict:
 
 def main(argv: list[str]) -> int:
     parser = baseline_parser(__doc__)
-    parser.add_argument("--data", type=Path, default=SHARED)
+    parser.add_argument("--data", type=Path, default=SHARED, help=f"the public datasets (default {SHARED})")
     add_skip_missing(parser)
     args = parser.parse_args(argv)
     absent = [f for f in DETECTOR_FILES if not (args.data / f).exists()]
@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
             print(f"stale: {RESULT} (run python scripts/baselines.py sentry --write-docs)", file=sys.stderr)
             return 1
         return publish(
-            RESULT, text, figures, write=args.write_docs, check=args.check, script="sentry_baselines.py"
+            RESULT, text, figures, write=args.write_docs, check=args.check, script="baselines.py sentry"
         )
 
 

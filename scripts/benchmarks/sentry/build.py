@@ -17,7 +17,6 @@ messages have no stated license: a set built from them stays on your machine (``
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -34,6 +33,11 @@ from tooltrap.envs.sentry.authoring.loaders import (
     load_payload_rows,
     sample,
 )
+
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
 
 DATA = Path(__file__).resolve().parents[3] / "envs" / "sentry" / "data"
 #: Figure Eight category -> (incident type, responder, alert severity or None)
@@ -97,7 +101,7 @@ def render(scenarios: list) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--seed", type=int, default=0)

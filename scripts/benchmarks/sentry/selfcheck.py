@@ -10,7 +10,6 @@ it; gaming probes score below it and honest variants exactly as it (counted per 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -21,12 +20,17 @@ from tooltrap.envs.core.probes import ProbeTally
 from tooltrap.envs.sentry.selfcheck import check_scenario
 from tooltrap.wrappers.defenses import apply_defense
 
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 #: the settings every scenario is checked under (the paper's comparison)
 DEFENSES = ("none", "caution", "tgcc")
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--every", type=int, default=1, help="check every N-th scenario (default: all)")
     args = parser.parse_args(argv)
     started = time.perf_counter()

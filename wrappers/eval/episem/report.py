@@ -12,7 +12,7 @@ did.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,18 +29,20 @@ from ..bootstrap import (
     ratio_intervals,
     resample_counts,
 )
+from ..figures import place_labels, series_style
 from ..report import (
+    OVERALL,
     BenchmarkReport,
     MetricRow,
     json_safe,
-    md_table,
     metric_row,
-    print_metric_table,
+    metric_table,
     pyplot,
     register_report,
     report_files,
     system_outcome_counts,
 )
+from ..table import Column, Estimate, Table, count, number, points, print_tables, rate, text
 from .metrics import cofr, funnel_rates, per_task_metrics, task_table, usable
 from .view import EpiSEMView
 
@@ -69,8 +71,18 @@ FUNNEL = (
     "premature_commit",
     "spurious_recovery",
 )
-#: metrics that are not rates in [0, 1] shown as %
-SIGNED = {"critical_minus_irrelevant"}
+#: metrics that are not rates: SBM, a mean margin in [0, 1] (a number); a difference of two rates (points)
+NUMBERS = {"sbm"}
+DIFFERENCES = {"critical_minus_irrelevant"}
+
+
+def metric_column(metric: str) -> Column:
+    """How a headline metric is shown: a rate in %, SBM as a number, a difference in points."""
+    if metric in NUMBERS:
+        return number(metric, digits=3)
+    if metric in DIFFERENCES:
+        return points(metric)
+    return rate(metric)
 
 
 @dataclass
@@ -133,16 +145,13 @@ def excluded_counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def _fmt(iv: Interval) -> str:
-    if math.isnan(iv.value):
-        return "-"
-    return f"{iv.value:.3f} [{iv.ci_low:.3f}, {iv.ci_high:.3f}]"
-
-
 class EpiSEMReport(BenchmarkReport):
     cluster_label = "family"
     view = EpiSEMView()
     progress_outcomes = ("unsafe_commit", "goal")
+
+    def column(self, metric: str) -> Column:
+        return metric_column(metric)
 
     def summarize(
         self,
@@ -159,6 +168,7 @@ class EpiSEMReport(BenchmarkReport):
         *,
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
+        identities: Mapping[str, tuple[str, str]] | None = None,
     ) -> EpiSEMTables:
         out = []
         for name, records in runs.items():
@@ -175,64 +185,79 @@ class EpiSEMReport(BenchmarkReport):
             out.append(run)
         return EpiSEMTables(out, n_resamples, seed)
 
+    def tables(self, report: EpiSEMTables) -> dict[str, Table]:
+        """The headline metrics and the recovery funnel (a row each, a column per run) and the counts (a
+        row per run)."""
+        names = [r.name for r in report.runs]
+        headline = metric_table(
+            "Headline metrics",
+            names,
+            [
+                (METRICS[m], metric_column(m), [Estimate.of(r.metrics[m]) for r in report.runs])
+                for m in METRICS
+            ],
+        )
+        funnel = metric_table(
+            "Recovery funnel (recoverable rollouts)",
+            names,
+            [(stage, rate(stage, show_n=True), [_funnel(r, stage) for r in report.runs]) for stage in FUNNEL],
+            caption="Each stage's share of the run's recoverable rollouts (n: those rollouts).",
+        )
+        counts = Table(
+            "Counts",
+            [
+                text("run"),
+                count("rollouts"),
+                count("tasks"),
+                count("search complete"),
+                text("search incomplete"),
+                count("truncated rollouts"),
+                count("truncated boundaries"),
+                text("excluded (system)"),
+            ],
+        )
+        for r in report.runs:
+            counts.add(
+                r.name,
+                r.n_rollouts,
+                r.n_tasks,
+                r.n_searched,
+                _incomplete(r),
+                r.n_truncated,
+                r.n_truncated_boundaries,
+                ", ".join(f"{k} {v}" for k, v in r.excluded.items()) or "0",
+            )
+        return {"headline": headline, "funnel": funnel, "counts": counts}
+
     def markdown(self, report: EpiSEMTables) -> str:
+        tables = self.tables(report)
         lines = [
             "# EpiSEM-Bench report",
             "",
-            f"Task-level means with 95% family-clustered bootstrap intervals ({report.n_resamples:,} resamples, "
-            f"seed {report.seed}); COFR is per rollout. System failures are counted apart, never in a "
-            "denominator; truncated rollouts stay in every denominator (no completion, no recovery; for "
-            "SBM a failure at their mask size). SBM is reported only when every task's search finished.",
+            f"Task-level means in %, with 95% family-clustered bootstrap intervals ({report.n_resamples:,} "
+            f"resamples, seed {report.seed}); COFR is per rollout; SBM is a mean margin in [0, 1]; the "
+            "critical minus irrelevant difference is in percentage points. System failures are counted apart, "
+            "never in a denominator; truncated rollouts stay in every denominator (no completion, no recovery; "
+            "for SBM a failure at their mask size). SBM is reported only when every task's search finished.",
             "",
-            md_table(
-                ["metric", *(r.name for r in report.runs)],
-                [[METRICS[m], *(_fmt(r.metrics[m]) for r in report.runs)] for m in METRICS],
-            ),
+            tables["headline"].markdown(),
             "",
-            "## Recovery funnel (recoverable rollouts)",
+        ]
+        for key in ("funnel", "counts"):
+            lines += [f"## {tables[key].title}", "", tables[key].markdown(), ""]
+        lines += [
+            "## Figures",
             "",
-            md_table(
-                ["stage", *(r.name for r in report.runs)],
-                [
-                    [stage, *(_rate(r.funnel.get(stage, (math.nan, 0))) for r in report.runs)]
-                    for stage in FUNNEL
-                ],
-            ),
+            "![SBM against PUR per run](sbm_vs_pur.png)",
             "",
-            "## Counts",
-            "",
-            md_table(
-                [
-                    "run",
-                    "rollouts",
-                    "tasks",
-                    "search complete",
-                    "search incomplete",
-                    "truncated rollouts",
-                    "truncated boundaries",
-                    "excluded (system)",
-                ],
-                [
-                    [
-                        r.name,
-                        str(r.n_rollouts),
-                        str(r.n_tasks),
-                        str(r.n_searched),
-                        _incomplete(r),
-                        str(r.n_truncated),
-                        str(r.n_truncated_boundaries),
-                        ", ".join(f"{k} {v}" for k, v in r.excluded.items()) or "0",
-                    ]
-                    for r in report.runs
-                ],
-            ),
+            "![Recovery funnel per run](recovery_funnel.png)",
             "",
         ]
         return "\n".join(lines)
 
     def files(self, report: EpiSEMTables) -> dict[str, str]:
         rows: list[MetricRow] = [
-            metric_row(r.name, "overall", "all", m, iv) for r in report.runs for m, iv in r.metrics.items()
+            metric_row(r.name, OVERALL, "all", m, iv) for r in report.runs for m, iv in r.metrics.items()
         ]
         rows += [
             {
@@ -270,73 +295,28 @@ class EpiSEMReport(BenchmarkReport):
         return report_files("episem.md", self.markdown(report), rows, document)
 
     def figures(self, report: EpiSEMTables, out_dir: Path) -> list[Path]:
-        """``sbm_vs_pur.png`` (one point per agent) and ``recovery_funnel.png`` (bars per agent)."""
+        """``sbm_vs_pur.png`` (a point per run with its intervals) and ``recovery_funnel.png`` (a run per
+        row, a funnel stage per column, each cell's share written in it)."""
         plt = pyplot()
         if plt is None:
             return []
         out = []
-        fig, ax = plt.subplots(figsize=(5, 4))
-        labels: dict[tuple[float, float], list[str]] = {}  # agents on one point share one label
-        for r in report.runs:
-            sbm, pur = r.metrics["sbm"], r.metrics["pur"]
-            if math.isnan(sbm.value) or math.isnan(pur.value):
-                continue
-            ax.errorbar(
-                pur.value,
-                sbm.value,
-                xerr=[[pur.value - pur.ci_low], [pur.ci_high - pur.value]],
-                yerr=[[sbm.value - sbm.ci_low], [sbm.ci_high - sbm.value]],
-                fmt="o",
-                capsize=3,
-            )
-            labels.setdefault((round(pur.value, 3), round(sbm.value, 3)), []).append(r.name)
-        for (x, y), names in labels.items():
-            ax.annotate(" / ".join(names), (x, y), textcoords="offset points", xytext=(5, -12), fontsize=8)
-        ax.set_xlabel("Paired Useful Recovery (PUR)")
-        ax.set_ylabel("Safety Boundary Margin (SBM)")
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title("SBM against PUR per agent")
-        fig.tight_layout()
-        path = out_dir / "sbm_vs_pur.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        out.append(path)
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        width = 0.8 / max(len(report.runs), 1)
-        x = np.arange(len(FUNNEL))
-        for j, r in enumerate(report.runs):
-            values = [r.funnel.get(s, (math.nan, 0))[0] for s in FUNNEL]
-            ax.bar(x + j * width, np.nan_to_num(values), width, label=r.name)
-        ax.set_xticks(
-            x + width * (len(report.runs) - 1) / 2, [s.replace("_", "\n") for s in FUNNEL], fontsize=7
-        )
-        ax.set_ylabel("share of recoverable rollouts")
-        ax.set_ylim(0, 1.05)
-        ax.legend(fontsize=7)
-        ax.set_title("Recovery funnel per agent")
-        fig.tight_layout()
-        path = out_dir / "recovery_funnel.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        out.append(path)
+        for name, draw in (("sbm_vs_pur.png", sbm_pur_figure), ("recovery_funnel.png", funnel_figure)):
+            fig = draw(report.runs)
+            fig.savefig(out_dir / name, dpi=120)
+            plt.close(fig)
+            out.append(out_dir / name)
         return out
 
     def print_terminal(self, report: EpiSEMTables) -> None:
-        rows = [(m, [_fmt(r.metrics[m]) for r in report.runs]) for m in METRICS]
-        rows += [
-            (f"funnel: {stage}", [_rate(r.funnel.get(stage, (math.nan, 0))) for r in report.runs])
-            for stage in FUNNEL
-        ]
-        rows += [
-            ("tasks: search complete", [f"{r.n_searched}/{r.n_tasks}" for r in report.runs]),
-            ("rollouts truncated (in denominators)", [str(r.n_truncated) for r in report.runs]),
-        ]
-        print_metric_table(
-            f"EpiSEM: task-level means [95% family-bootstrap CI], {report.n_resamples:,} resamples",
-            [r.name for r in report.runs], rows, width=160,
-        )  # fmt: skip
+        tables = self.tables(report)
+        headline, funnel = tables["headline"], tables["funnel"]
+        headline.title = (
+            f"EpiSEM: task-level means [95% family-bootstrap CI], {report.n_resamples:,} resamples"
+        )
+        # the table's own rows, relabelled with the metric keys (shorter than the sentences)
+        headline.rows = [[m, *row[1:]] for m, row in zip(METRICS, headline.rows, strict=True)]
+        print_tables([headline, funnel, tables["counts"]], width=max(120, 42 + 24 * len(report.runs)))
 
 
 def _incomplete(run: EpiSEMRun) -> str:
@@ -346,9 +326,82 @@ def _incomplete(run: EpiSEMRun) -> str:
     return f"{len(run.incomplete)} ({shown}{', ...' if len(run.incomplete) > 3 else ''})"
 
 
-def _rate(value: tuple[float, int]) -> str:
-    rate, n = value
-    return "-" if n == 0 or math.isnan(rate) else f"{rate:.3f} (n={n})"
+def sbm_pur_figure(runs: Sequence[EpiSEMRun]) -> Any:
+    """SBM against PUR, a point per run with both 95% intervals, a colour and marker per run, each point
+    labelled (runs on one point share the label); runs without SBM (an incomplete search) or PUR are
+    named under the axes (needs matplotlib)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    at: dict[tuple[float, float], list[str]] = {}
+    colour: dict[tuple[float, float], str] = {}
+    missing = []
+    for i, r in enumerate(runs):
+        sbm, pur = r.metrics["sbm"], r.metrics["pur"]
+        if math.isnan(sbm.value) or math.isnan(pur.value):
+            missing.append(r.name)
+            continue
+        style = series_style(i)
+        x, y = 100 * pur.value, sbm.value
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - 100 * pur.ci_low], [100 * pur.ci_high - x]],
+            yerr=[[y - sbm.ci_low], [sbm.ci_high - y]],
+            fmt=style.marker,
+            color=style.color,
+            markersize=8 - 2 * len(at.get((round(x, 1), round(y, 3)), [])),
+            capsize=3,
+            label=r.name,
+        )
+        key = (round(x, 1), round(y, 3))
+        at.setdefault(key, []).append(r.name)
+        colour.setdefault(key, style.color)
+    ax.set_xlabel("Paired Useful Recovery, PUR (% of single-critical-mask tasks)")
+    ax.set_ylabel("Safety Boundary Margin, SBM (mean margin, 0 to 1)")
+    ax.set_xlim(-8, 108)
+    ax.set_ylim(-0.08, 1.08)
+    ax.grid(alpha=0.3)
+    ax.set_title("SBM against PUR per run (upper right is better)", fontsize=10)
+    if at:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    if missing:
+        fig.text(0.01, 0.01, "not drawn (no SBM or PUR): " + ", ".join(missing), fontsize=7)
+    fig.tight_layout(rect=(0, 0.03 if missing else 0, 1, 1))
+    labels = [(x, y, " / ".join(names), colour[(x, y)]) for (x, y), names in at.items()]
+    place_labels(ax, sorted(labels, key=lambda label: (label[1], label[0])))
+    return fig
+
+
+def funnel_figure(runs: Sequence[EpiSEMRun]) -> Any:
+    """The recovery funnel as a grid: a run per row, a stage per column, the cell's colour its share of
+    the run's recoverable rollouts and its text the share and n (a 0% cell is as visible as a 100%
+    one; ``-``: no recoverable rollout). Needs matplotlib."""
+    plt = pyplot()
+    shares = np.array([[_funnel(r, s).value for s in FUNNEL] for r in runs], dtype=float).reshape(
+        len(runs), len(FUNNEL)
+    )
+    fig, ax = plt.subplots(figsize=(1.25 * len(FUNNEL) + 2.6, 0.55 * len(runs) + 1.6))
+    cmap = plt.get_cmap("Blues").with_extremes(bad="0.92")  # no recoverable rollout: light grey
+    image = ax.imshow(np.ma.masked_invalid(100 * shares), cmap=cmap, vmin=0, vmax=100, aspect="auto")
+    for i, r in enumerate(runs):
+        for j, stage in enumerate(FUNNEL):
+            e = _funnel(r, stage)
+            shown = "-" if math.isnan(e.value) else f"{100 * e.value:.0f}%\nn={e.n:,}"
+            dark = not math.isnan(e.value) and e.value > 0.6
+            ax.text(j, i, shown, ha="center", va="center", fontsize=7, color="white" if dark else "black")
+    ax.set_xticks(range(len(FUNNEL)), [s.replace("_", "\n") for s in FUNNEL], fontsize=8)
+    ax.set_yticks(range(len(runs)), [r.name for r in runs], fontsize=8)
+    ax.tick_params(length=0)
+    bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label("% of the run's recoverable rollouts", fontsize=8)
+    ax.set_title("Recovery funnel per run", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _funnel(run: EpiSEMRun, stage: str) -> Estimate:
+    value, n = run.funnel.get(stage, (math.nan, 0))
+    return Estimate(math.nan if n == 0 else value, n=n)
 
 
 #: the report ``tooltrap eval`` / ``tooltrap report`` use for EpiSEM runs

@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,18 +17,18 @@ from typing import Any
 from tooltrap.envs.sabench.benchmark import SABench
 
 from ..bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval
+from ..figures import series_style
 from ..report import (
     BenchmarkReport,
     MetricRow,
     json_safe,
-    md_table,
     metric_row,
     pyplot,
     rates_csv,
     register_report,
     report_files,
 )
-from ..report import percent as pct
+from ..table import Estimate, Table, count, points, print_tables, rate, text
 from . import paper
 from .metrics import METRICS, STATE_STRUCTURES, TRAP_FAMILIES, RunAnalysis, analyze, episode_arrays, summarize
 from .view import SABenchView
@@ -111,7 +112,7 @@ def build_report(
     return Report(runs, pairs, n_resamples, seed)
 
 
-# -- formatting ----------------------------------------------------------------------------------------
+# -- tables ------------------------------------------------------------------------------------------
 def _groups(report: Report, scope: str) -> list[str]:
     seen: list[str] = []
     for r in report.runs:
@@ -122,133 +123,117 @@ def _groups(report: Report, scope: str) -> list[str]:
     return sorted(seen, key=lambda g: (order.get(g, 99), g))
 
 
+def _rate(iv: Interval) -> Estimate:
+    """A rate's cell; ``-`` for an empty denominator."""
+    return Estimate(math.nan) if iv.n == 0 else Estimate.of(iv)
+
+
+def _by_run(
+    title: str, report: Report, scope: str, metric: str, groups: Sequence[str], caption: str = ""
+) -> Table:
+    """A row per run, a column per group of ``scope``: ``metric``'s rate."""
+    table = Table(title, [text("run"), *(rate(g) for g in groups)], caption=caption)
+    for r in report.runs:
+        table.add(r.name, *(_rate(r.get(scope, g, metric)) for g in groups))
+    return table
+
+
+#: the breakdowns, each with its section title
+BREAKDOWNS = (
+    ("by_trap_family", "By trap family"),
+    ("by_state_structure", "By state structure"),
+    ("by_domain", "By target domain"),
+)
+
+
+def tables(report: Report) -> dict[str, Table]:
+    """Every table of report.md, by key, in order."""
+    out: dict[str, Table] = {}
+    overall = Table("Overall", [text("run"), count("n"), *(rate(m) for m in HEADLINE)])
+    for r in report.runs:
+        overall.add(r.name, r.n_episodes, *(_rate(r.get("overall", "all", m)) for m in HEADLINE))
+    out["overall"] = overall
+    out["table4"] = table4(report)
+    counts = Table(
+        "Counts",
+        [text("run"), count("CD runs"), count("goal-satisfied CD runs"), count("externally visible CD runs"),
+         count("system-level outcomes"), text("by kind")],
+        caption="System-level outcomes (provider errors, content filters) are excluded from every rate.",
+    )  # fmt: skip
+    for r in report.runs:
+        counts.add(
+            r.name, r.cd_runs, r.cd_runs_goal, r.cd_runs_external, sum(r.system_outcomes.values()),
+            ", ".join(f"{k} {v}" for k, v in r.system_outcomes.items()),
+        )  # fmt: skip
+    out["counts"] = counts
+    for scope, title in BREAKDOWNS:
+        groups = _groups(report, scope)
+        out[f"{scope}:cd"] = _by_run(f"{title}: CD rate", report, scope, "cd", groups)
+        out[f"{scope}:ab"] = _by_run(
+            f"{title}: AB-violation rate (ambiguity tasks)", report, scope, "ab_violation", groups
+        )
+    cells = _groups(report, "by_trap_x_state")
+    out["trap_x_state"] = _by_run(
+        "Trap family x state structure: CD rate", report, "by_trap_x_state", "cd", cells
+    )
+    fams = _groups(report, "external_only_by_trap_family")
+    external = Table(
+        "External-only authorization policy",
+        [text("run"), rate("all"), rate("non-ambiguous"), *(rate(f) for f in fams)],
+        caption="Only unauthorized writes that reach outside the organization count as CD.",
+    )
+    for r in report.runs:
+        external.add(
+            r.name,
+            _rate(r.get("external_only", "all", "cd")),
+            _rate(r.get("external_only", "non_ambiguous", "cd")),
+            *(_rate(r.get("external_only_by_trap_family", f, "cd")) for f in fams),
+        )
+    out["external_only"] = external
+    rules = list(report.runs[0].rule_violations) if report.runs else []
+    failures = Table(
+        "Failure rules",
+        [text("run"), *(text(k) for k in rules)],
+        caption="Unauthorized write records per violated rule (episodes with at least one in parentheses).",
+    )
+    for r in report.runs:
+        failures.add(r.name, *(f"{r.rule_violations[k]:,} ({r.rule_episodes[k]:,})" for k in rules))
+    out["failure_rules"] = failures
+    if report.pairs:
+        compared = ("goal", "cd", "external_cd", "unnecessary_clarification")
+        pairs = Table(
+            "Pairwise comparisons",
+            [text("A - B"), *(points(m) for m in compared)],
+            caption="Difference A - B in percentage points, templates resampled jointly.",
+        )
+        for (a, b), d in report.pairs.items():
+            pairs.add(f"{a} - {b}", *(Estimate.of(d[m]) for m in compared))
+        out["pairs"] = pairs
+    templates = Table("Per template: goal / CD", [text("template"), *(rate(n) for n in report.names())])
+    for t in _groups(report, "by_template"):
+        templates.add(
+            t,
+            *(
+                (_rate(r.get("by_template", t, "goal")), _rate(r.get("by_template", t, "cd")))
+                for r in report.runs
+            ),
+        )
+    out["per_template"] = templates
+    return out
+
+
 def to_markdown(report: Report) -> str:
+    found = tables(report)
     parts = [
         "# SABench report",
         "",
         f"Rates in %, with 95% template-clustered bootstrap intervals ({report.n_resamples:,} resamples, seed "
         f"{report.seed}); per-template rates resample tasks within the template.",
         "",
-        "## Overall",
-        "",
-        md_table(
-            ["run", "n", *HEADLINE],
-            [
-                [r.name, str(r.n_episodes), *(pct(r.get("overall", "all", m)) for m in HEADLINE)]
-                for r in report.runs
-            ],
-        ),
-        "",
-        "## Table 4 form",
-        "",
-        table4_markdown(report),
-        "CD runs (all / goal-satisfied / externally visible): "
-        + "; ".join(f"{r.name}: {r.cd_runs} / {r.cd_runs_goal} / {r.cd_runs_external}" for r in report.runs),
-        "",
-        "System-level outcomes (provider errors, content filters; excluded from every rate above): "
-        + "; ".join(
-            f"{r.name}: {sum(r.system_outcomes.values())} {dict(r.system_outcomes) or ''}".strip()
-            for r in report.runs
-        ),
-        "",
     ]
-    for scope, title in (
-        ("by_trap_family", "By trap family"),
-        ("by_state_structure", "By state structure"),
-        ("by_domain", "By target domain"),
-    ):
-        groups = _groups(report, scope)
-        parts += [
-            f"## {title}: CD rate",
-            "",
-            md_table(
-                ["run", *groups],
-                [[r.name, *(pct(r.get(scope, g, "cd")) for g in groups)] for r in report.runs],
-            ),
-            "",
-        ]
-        parts += [
-            f"{title}: AB-violation rate (ambiguity tasks)",
-            "",
-            md_table(
-                ["run", *groups],
-                [[r.name, *(pct(r.get(scope, g, "ab_violation")) for g in groups)] for r in report.runs],
-            ),
-            "",
-        ]
-    cells = _groups(report, "by_trap_x_state")
-    parts += [
-        "## Trap family x state structure: CD rate",
-        "",
-        md_table(
-            ["run", *cells],
-            [[r.name, *(pct(r.get("by_trap_x_state", c, "cd")) for c in cells)] for r in report.runs],
-        ),
-        "",
-    ]
-    fams = _groups(report, "external_only_by_trap_family")
-    parts += [
-        "## External-only authorization policy",
-        "",
-        "Only unauthorized writes that reach outside the organization count as CD.",
-        "",
-        md_table(
-            ["run", "all", "non-ambiguous", *fams],
-            [
-                [
-                    r.name,
-                    pct(r.get("external_only", "all", "cd")),
-                    pct(r.get("external_only", "non_ambiguous", "cd")),
-                    *(pct(r.get("external_only_by_trap_family", f, "cd")) for f in fams),
-                ]
-                for r in report.runs
-            ],
-        ),
-        "",
-        "## Failure rules",
-        "",
-        "Unauthorized write records per violated rule (episodes with at least one in parentheses).",
-        "",
-        md_table(
-            ["run", *report.runs[0].rule_violations],
-            [
-                [r.name, *(f"{r.rule_violations[k]} ({r.rule_episodes[k]})" for k in r.rule_violations)]
-                for r in report.runs
-            ],
-        ),
-        "",
-    ]
-    if report.pairs:
-        parts += [
-            "## Pairwise comparisons",
-            "",
-            "Difference A - B in points, templates resampled jointly.",
-            "",
-        ]
-        rows = [
-            [f"{a} - {b}", *(pct(d[m]) for m in ("goal", "cd", "external_cd", "unnecessary_clarification"))]
-            for (a, b), d in report.pairs.items()
-        ]
-        parts += [md_table(["A - B", "goal", "cd", "external_cd", "unnecessary_clarification"], rows), ""]
-    templates = _groups(report, "by_template")
-    parts += [
-        "## Per template: goal / CD",
-        "",
-        md_table(
-            ["template", *report.names()],
-            [
-                [
-                    t,
-                    *(
-                        f"{pct(r.get('by_template', t, 'goal'))} / {pct(r.get('by_template', t, 'cd'))}"
-                        for r in report.runs
-                    ),
-                ]
-                for t in templates
-            ],
-        ),
-        "",
-    ]
+    for key, table in found.items():
+        title = "Table 4 form" if key == "table4" else table.title
+        parts += [f"## {title}", "", table.markdown(), ""]
     parts += [
         "## Paper reference (not ours)",
         "",
@@ -286,27 +271,29 @@ TABLE4 = (
 
 
 def _cell(iv: Interval) -> tuple[str, str]:
-    """``(value, interval)`` in % with one decimal; ``n/a`` for an empty denominator."""
+    """``(value, interval)`` in % with one decimal, for LaTeX; ``n/a`` for an empty denominator."""
     if iv.n == 0 or iv.value != iv.value:
         return "n/a", ""
     return f"{100 * iv.value:.1f}", f"{100 * iv.ci_low:.1f}--{100 * iv.ci_high:.1f}"
 
 
-def table4_markdown(report: Report) -> str:
+def table4(report: Report) -> Table:
     """The paper's Table 4 form: one row per run, goal / CD / goal+CD / AB violation / external CD in %
-    with 95% template-clustered intervals; narrow enough for a page."""
-    rows = []
-    for r in report.runs:
-        cells = []
-        for metric, _ in TABLE4:
-            value, interval = _cell(r.get("overall", "all", metric))
-            cells.append(f"{value} ({interval.replace('--', '–')})" if interval else value)
-        rows.append([r.name, str(r.n_episodes), *cells])
-    return (
-        md_table(["Run", "n", *(h for _, h in TABLE4)], rows)
-        + f"\n\n% with 95% template-clustered bootstrap intervals ({report.n_resamples:,} resamples, "
-        f"seed {report.seed}); AB violation over ambiguity tasks only.\n"
+    with 95% template-clustered intervals."""
+    table = Table(
+        "Table 4",
+        [text("Run"), count("n"), *(rate(h) for _, h in TABLE4)],
+        caption=f"% with 95% template-clustered bootstrap intervals ({report.n_resamples:,} resamples, "
+        f"seed {report.seed}); AB violation over ambiguity tasks only.",
     )
+    for r in report.runs:
+        table.add(r.name, r.n_episodes, *(_rate(r.get("overall", "all", m)) for m, _ in TABLE4))
+    return table
+
+
+def table4_markdown(report: Report) -> str:
+    """:func:`table4` in Markdown (``table4.md``)."""
+    return table4(report).markdown() + "\n"
 
 
 def table4_latex(report: Report) -> str:
@@ -399,43 +386,36 @@ TERMINAL_HEADERS = {
 TERMINAL_WIDTH = 80
 
 
-def _terminal_cell(iv: Interval) -> str:
-    """The value, and under it the interval rounded to whole points (keeps columns narrow)."""
-    if iv.n == 0 or iv.value != iv.value:
-        return "n/a"
-    return f"{100 * iv.value:.1f}\n{100 * iv.ci_low:.0f}-{100 * iv.ci_high:.0f}"
-
-
-def _name_width(report: Report) -> int:
-    return max((len(r.name) for r in report.runs), default=3)
+def terminal_tables(report: Report) -> list[Table]:
+    """The headline in two tables of three metrics (each fits 80 columns with the intervals stacked under
+    the values) and the CD rate by trap family and by state structure."""
+    title = f"SABench, % [95% template CI, {report.n_resamples:,} resamples]"
+    out = []
+    for part, metrics in enumerate((TERMINAL_METRICS[:3], TERMINAL_METRICS[3:])):
+        table = Table(
+            title + (" (continued)" if part else ""),
+            [text("run"), *(rate(TERMINAL_HEADERS.get(m, m)) for m in metrics)],
+        )
+        for r in report.runs:
+            table.add(r.name, *(_rate(r.get("overall", "all", m)) for m in metrics))
+        out.append(table)
+    for scope in ("by_trap_family", "by_state_structure"):
+        groups = _groups(report, scope)
+        for start in range(0, len(groups), 3):
+            shown = groups[start : start + 3]
+            table = Table(
+                f"CD rate {scope.replace('_', ' ')}, %",
+                [text("run"), *(rate(g.replace("_", " ")) for g in shown)],
+            )
+            for r in report.runs:
+                table.add(r.name, *(_rate(r.get(scope, g, "cd")) for g in shown))
+            out.append(table)
+    return out
 
 
 def print_terminal(report: Report, *, console: Any = None) -> None:
     """Print the headline and the CD breakdowns as tables at most 80 columns wide."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console(width=TERMINAL_WIDTH)
-    table = Table(
-        title=f"SABench, % (95% template CI, {report.n_resamples:,} resamples)",
-        padding=(0, 1),
-        show_lines=True,
-    )
-    table.add_column("run", overflow="ellipsis", no_wrap=True, min_width=min(18, _name_width(report)))
-    for m in TERMINAL_METRICS:
-        table.add_column(TERMINAL_HEADERS.get(m, m), justify="right", no_wrap=True)
-    for r in report.runs:
-        table.add_row(r.name, *(_terminal_cell(r.get("overall", "all", m)) for m in TERMINAL_METRICS))
-    console.print(table)
-    for scope in ("by_trap_family", "by_state_structure"):
-        groups = _groups(report, scope)
-        t = Table(title=f"CD rate {scope.replace('_', ' ')}, %", padding=(0, 1), show_lines=True)
-        t.add_column("run", overflow="ellipsis", no_wrap=True, min_width=min(18, _name_width(report)))
-        for g in groups:
-            t.add_column(g.replace("_", " "), justify="right", no_wrap=True)
-        for r in report.runs:
-            t.add_row(r.name, *(_terminal_cell(r.get(scope, g, "cd")) for g in groups))
-        console.print(t)
+    print_tables(terminal_tables(report), width=TERMINAL_WIDTH, stacked=True, console=console)
 
 
 # -- figures -----------------------------------------------------------------------------------------
@@ -446,17 +426,25 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
     if plt is None:
         return []
     paths = []
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
-    for r in report.runs:
+    fig, ax = plt.subplots(figsize=(8.4, 4.8))
+    first_at: dict[tuple[float, float], list[str]] = {}  # runs on one point: later ones drawn smaller
+    for i, r in enumerate(report.runs):
         g, c = r.get("overall", "all", "goal"), r.get("overall", "all", "cd")
+        style = series_style(i)
+        here = first_at.setdefault((round(g.value, 4), round(c.value, 4)), [])
+        same = f", same point as {here[0]}" if here else ""
+        here.append(r.name)
         ax.errorbar(
             100 * g.value,
             100 * c.value,
             xerr=[[100 * (g.value - g.ci_low)], [100 * (g.ci_high - g.value)]],
             yerr=[[100 * (c.value - c.ci_low)], [100 * (c.ci_high - c.value)]],
-            fmt="o",
+            fmt=style.marker,
+            color=style.color,
+            markersize=max(3.0, 9.0 - 2.0 * (len(here) - 1)),
+            zorder=2 + len(here),
             capsize=3,
-            label=f"{r.name} (n={r.n_episodes})",
+            label=f"{r.name} (n={r.n_episodes}{same})",
             clip_on=False,
         )
     ax.axhline(100 * paper.OVERALL["cd"], ls="--", color="grey", lw=1)
@@ -473,7 +461,7 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
     ax.set_xlabel("goal rate (%)")
     ax.set_ylabel("collateral-damage rate (%)")
     ax.set_title("Goal vs collateral damage (cf. paper Fig. 2)")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # outside: never over a point
     fig.tight_layout()
     path = out_dir / "fig2_goal_vs_cd.png"
     fig.savefig(path, dpi=120)
@@ -499,6 +487,7 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
                 xs,
                 [100 * v.value for v in values],
                 width,
+                color=series_style(i).color,
                 label=r.name,
                 yerr=[
                     [100 * (v.value - v.ci_low) for v in values],
@@ -510,16 +499,6 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
             for x, v in zip(xs, values, strict=True):
                 if v.value == 0:  # a zero bar has no height: mark it so it is not read as missing
                     ax.plot([x - width / 2, x + width / 2], [0, 0], color=color, lw=3, clip_on=False)
-                ax.annotate(
-                    f"n={v.n}",
-                    (x, 100 * v.ci_high if v.ci_high == v.ci_high else 0),
-                    xytext=(0, 2),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    fontsize=6,
-                    rotation=90,
-                )
         xs = [j + (n_bars - 1) * width for j in range(len(groups))]
         ax.bar(
             xs,
@@ -530,9 +509,15 @@ def plot_figures(report: Report, out_dir: Path) -> list[Path]:
             edgecolor="grey",
             label="paper reference (11 models, not ours)",
         )
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))], groups)
+        # a group's n under its name (the runs share the tasks), or each run's n when they differ
+        sizes = [sorted({r.get(scope, g, "cd").n for r in report.runs}) for g in groups]
+        ticks = [
+            f"{g}\n(n={n[0]})" if len(n) == 1 else f"{g}\n(n={min(n)}-{max(n)})"
+            for g, n in zip(groups, sizes, strict=True)
+        ]
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))], ticks)
         ax.set_ylabel("CD rate (%)")
-        ax.set_ylim(0, 118)  # room for the n labels above the highest interval
+        ax.set_ylim(0, 105)
         ax.set_title(f"{title} (cf. paper Fig. 3)")
     # one legend under both panels: inside a panel it would cover bars and labels
     handles, labels = axes[0].get_legend_handles_labels()
@@ -573,6 +558,7 @@ class SABenchReport(BenchmarkReport):
         *,
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
+        identities: Mapping[str, tuple[str, str]] | None = None,
     ) -> Report:
         return build_report(
             {name: verdicts(records) for name, records in runs.items()}, n_resamples=n_resamples, seed=seed

@@ -8,26 +8,29 @@ to future work)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tooltrap.envs.sentry.benchmark import Sentry
 
+from ..figures import grid, place_labels, series_style
 from ..report import (
+    OVERALL,
+    SYSTEM_LEVEL,
     BenchmarkReport,
     Interval,
+    identity,
     json_safe,
-    md_table,
     metric_row,
-    print_metric_table,
+    metric_table,
     pyplot,
     register_report,
     report_files,
-    split_run_name,
     system_outcome_counts,
 )
+from ..table import Column, Estimate, Table, count, number, print_tables, rate, text
 from .metrics import DEFAULT_COSTS, Costs, Rate, columns, dominates, harm_curve, headline
 from .view import SentryView
 
@@ -66,16 +69,9 @@ class SentryTables:
     costs: Costs
 
 
-def _fmt(r: Rate) -> str:
-    if math.isnan(r.value):
-        return "-"
-    if r.upper_bound is not None:
-        return f"0.0% (n={r.n}, <= {100 * r.upper_bound:.1f}%)"
-    return f"{100 * r.value:.1f}% [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}] (n={r.n})"
-
-
-def _fmt_harm(r: Rate) -> str:
-    return "-" if math.isnan(r.value) else f"{r.value:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]"
+def _column(metric: str) -> Column:
+    """How a metric is shown: a rate with its n, harm (a mean cost) as a number."""
+    return number(metric) if metric == "harm" else rate(metric, show_n=True)
 
 
 class SentryReport(BenchmarkReport):
@@ -94,11 +90,16 @@ class SentryReport(BenchmarkReport):
         return {k: Interval(v.value, v.ci_low, v.ci_high, v.n) for k, v in found.items()}
 
     def build(
-        self, runs: dict[str, list[dict[str, Any]]], *, n_resamples: int = 1000, seed: int = 0
+        self,
+        runs: dict[str, list[dict[str, Any]]],
+        *,
+        n_resamples: int = 1000,
+        seed: int = 0,
+        identities: Mapping[str, tuple[str, str]] | None = None,
     ) -> SentryTables:
         out = []
         for name, records in runs.items():
-            agent, defense = split_run_name(name)
+            agent, defense = identity(name, identities)
             run = SentryRun(name, agent, defense, sum(not r.get("system_outcome") for r in records))
             run.model = headline(records, costs=self.costs, seed=seed)
             run.system = headline(records, system_level=True, costs=self.costs, seed=seed)
@@ -121,48 +122,61 @@ class SentryReport(BenchmarkReport):
                         dominance.append((a.name, b.name))
         return SentryTables(out, dominance, self.costs)
 
+    def tables(self, report: SentryTables) -> dict[str, Table]:
+        """The model-level and system-level metrics (a row per metric, a column per run) and harm
+        against the cost ratio (a row per run)."""
+        names = [r.name for r in report.runs]
+        model = metric_table(
+            "Model level",
+            names,
+            [(m, _column(m), [Estimate.of(r.model[m]) for r in report.runs]) for m in METRICS],
+        )
+        system = metric_table(
+            "System level (provider-stopped episodes counted: a blocked emergency is missed, a blocked "
+            "attack failed)",
+            names,
+            [
+                *((m, _column(m), [Estimate.of(r.system[m]) for r in report.runs]) for m in ("asr", "over_refusal", "harm")),
+                ("provider-stopped episodes", count("n"), [sum(r.system_outcomes.values()) for r in report.runs]),
+            ],
+        )  # fmt: skip
+        curve = Table(
+            "Harm against the cost ratio (missed emergency : unwarranted action)",
+            [text("run"), *(number(f"{r:g}:1") for r in RATIOS)],
+            caption="Mean harm per episode when a missed emergency costs the ratio times an unwarranted "
+            f"action; an attack's success costs {report.costs.attack:g}.",
+        )
+        for r in report.runs:
+            curve.add(r.name, *r.curve)
+        return {"model": model, "system": system, "curve": curve}
+
     def markdown(self, report: SentryTables) -> str:
         c = report.costs
+        tables = self.tables(report)
         lines = [
             "# SentryBench report",
             "",
-            f"Rates with n and 95% bootstrap intervals (1,000 resamples); a rate of 0 shows its one-sided 95% upper "
-            f"bound. Harm = mean per-episode cost with missed emergency {c.missed:g}, unwarranted action "
-            f"{c.unwarranted:g}, attack success {c.attack:g}.",
+            f"Rates in %, with 95% bootstrap intervals (1,000 resamples) and n; a rate of 0 shows its one-sided "
+            f"95% upper bound. Harm = mean per-episode cost with missed emergency {c.missed:g}, unwarranted "
+            f"action {c.unwarranted:g}, attack success {c.attack:g}.",
             "",
-            "## Model level",
-            "",
-            md_table(
-                ["metric", *(r.name for r in report.runs)],
-                [
-                    [m, *((_fmt_harm if m == "harm" else _fmt)(r.model[m]) for r in report.runs)]
-                    for m in METRICS
-                ],
-            ),  # fmt: skip
-            "",
-            "## System level (provider-stopped episodes counted: a blocked emergency is missed, a blocked attack failed)",
-            "",
-            md_table(
-                ["metric", *(r.name for r in report.runs)],
-                [
-                    [m, *((_fmt_harm if m == "harm" else _fmt)(r.system[m]) for r in report.runs)]
-                    for m in ("asr", "over_refusal", "harm")
-                ],
-            ),  # fmt: skip
-            "",
-            "Provider-stopped episodes: "
-            + "; ".join(f"{r.name}: {sum(r.system_outcomes.values())}" for r in report.runs),
-            "",
+        ]
+        for key in ("model", "system"):
+            lines += [f"## {tables[key].title}", "", tables[key].markdown(), ""]
+        lines += [
             "## Dominance (no worse on ASR, over-refusal and over-reaction, better on one)",
             "",
             *([f"* {a} dominates {b}" for a, b in report.dominance] or ["* none"]),
             "",
-            "## Harm against the cost ratio (missed emergency : unwarranted action)",
+            f"## {tables['curve'].title}",
             "",
-            md_table(
-                ["run", *(f"{r:g}:1" for r in RATIOS)],
-                [[r.name, *(f"{h:.2f}" for h in r.curve)] for r in report.runs],
-            ),
+            tables["curve"].markdown(),
+            "",
+            "## Figures",
+            "",
+            "![ASR against over-refusal, a panel per agent](frontier.png)",
+            "",
+            "![Harm against the cost ratio, a panel per agent](harm_curve.png)",
             "",
         ]
         return "\n".join(lines)
@@ -171,7 +185,7 @@ class SentryReport(BenchmarkReport):
         rows = [
             metric_row(r.name, level, "all", m, v)
             for r in report.runs
-            for level, table in (("model", r.model), ("system", r.system))
+            for level, table in ((OVERALL, r.model), (SYSTEM_LEVEL, r.system))
             for m, v in table.items()
         ]
         document = {
@@ -208,36 +222,16 @@ class SentryReport(BenchmarkReport):
         return paths
 
     def print_terminal(self, report: SentryTables) -> None:
-        print_metric_table(
-            "SentryBench (model level): rate [95% CI] (n)",
-            [r.name for r in report.runs],
-            [(m, [(_fmt_harm if m == "harm" else _fmt)(r.model[m]) for r in report.runs]) for m in METRICS],
-        )
+        model = self.tables(report)["model"]
+        model.title = "SentryBench (model level): rate [95% CI] (n)"
+        print_tables([model], width=max(120, 24 + 30 * len(report.runs)))
         for a, b in report.dominance:
             print(f"{a} dominates {b}")
 
 
 # -- figures --------------------------------------------------------------------------------------------
-#: the Okabe-Ito colours (told apart with colour-blindness too), its yellow left out: pale on white
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000")
-LINE_STYLES = ("-", "--", "-.", ":")
-MARKERS = ("o", "s", "^", "D", "v", "P")
 #: the defenses in the order a frontier line runs through them (unknown ones after, in run order)
 DEFENSE_ORDER = ("none", "caution", "tgcc")
-LABEL_FONT_SIZE = 7.0
-
-
-@dataclass(frozen=True)
-class SeriesStyle:
-    color: str
-    linestyle: str
-    marker: str
-
-
-def _style(index: int, color: str) -> SeriesStyle:
-    """The ``index``-th (line style, marker) pair with ``color``: distinct for the first 12 indexes (the
-    least common multiple of the 4 line styles and 6 markers)."""
-    return SeriesStyle(color, LINE_STYLES[index % len(LINE_STYLES)], MARKERS[index % len(MARKERS)])
 
 
 def _defenses(runs: Sequence[SentryRun]) -> list[str]:
@@ -245,137 +239,94 @@ def _defenses(runs: Sequence[SentryRun]) -> list[str]:
     return sorted(found, key=lambda d: DEFENSE_ORDER.index(d) if d in DEFENSE_ORDER else len(DEFENSE_ORDER))
 
 
-def series_styles(runs: Sequence[SentryRun]) -> dict[str, SeriesStyle]:
-    """Per run name, how its harm curve is drawn: the agent's colour with the defense's line style and
-    marker, so no two runs share one while agents x defenses <= 7 colours x 12 styles (the agents past
-    the palette take the styles after those of the defenses)."""
-    agents = list(dict.fromkeys(r.agent for r in runs))
+def _by_agent(runs: Sequence[SentryRun]) -> dict[str, list[SentryRun]]:
+    """Each agent's runs in defense order (a panel each)."""
     defenses = _defenses(runs)
-    styles = {}
+    agents: dict[str, list[SentryRun]] = {}
     for run in runs:
-        a, d = agents.index(run.agent), defenses.index(run.defense)
-        styles[run.name] = _style(d + len(defenses) * (a // len(PALETTE)), PALETTE[a % len(PALETTE)])
-    return styles
-
-
-def _label_offsets(line: float) -> list[float]:
-    """Vertical offsets (points) of a label's bottom from its point: just above, then a line further up
-    or down in turn."""
-    above = [3 + k * line for k in range(30)]
-    below = [-3 - line - k * line for k in range(30)]
-    return [offset for pair in zip(above, below, strict=True) for offset in pair]
-
-
-def _inside(frame: Any, box: Any) -> bool:
-    return frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-
-
-def _place_labels(ax: Any, labels: Sequence[tuple[float, float, str, str]]) -> list[Any]:
-    """Annotate each ``(x, y, text, colour)`` beside its point at the first offset (:func:`_label_offsets`)
-    whose box meets no label placed before, inside the axes if one is: runs at the same or close points
-    (several agents at 0% ASR) would otherwise write over each other. A label moved off its point gets a
-    leader line. Call once the axes' limits and the layout are final (boxes are measured as drawn)."""
-    figure = ax.figure
-    renderer = figure.canvas.get_renderer()
-    frame = ax.get_window_extent(renderer)
-    line = 1.35 * LABEL_FONT_SIZE
-    offsets = _label_offsets(line)
-    placed: list[Any] = []
-    annotations = []
-    for x, y, text, color in labels:
-        on_the_right = ax.transData.transform((x, y))[0] < frame.x0 + 0.7 * frame.width
-        options = dict(
-            textcoords="offset points",
-            ha="left" if on_the_right else "right",
-            va="bottom",
-            fontsize=LABEL_FONT_SIZE,
-            color=color,
-        )
-        dx = 6 if on_the_right else -6
-        probe = ax.annotate(text, (x, y), xytext=(dx, 0), **options)
-        at_zero = probe.get_window_extent(renderer).padded(1)
-        probe.remove()
-        boxes = [at_zero.translated(0, offset * figure.dpi / 72) for offset in offsets]
-        free = [i for i, box in enumerate(boxes) if not any(box.overlaps(other) for other in placed)] or [0]
-        chosen = next((i for i in free if _inside(frame, boxes[i])), free[0])
-        # from the label's near edge, so a leader runs beside the labels stacked under it, not across
-        relpos = (0.0, 0.5) if on_the_right else (1.0, 0.5)
-        leader = (
-            dict(arrowstyle="-", lw=0.5, color=color, shrinkA=0, shrinkB=3, relpos=relpos) if chosen else None
-        )
-        annotations.append(
-            ax.annotate(text, (x, y), xytext=(dx, offsets[chosen]), arrowprops=leader, **options)
-        )
-        placed.append(boxes[chosen])
-    return annotations
+        agents.setdefault(run.agent, []).append(run)
+    return {a: sorted(own, key=lambda r: defenses.index(r.defense)) for a, own in agents.items()}
 
 
 def frontier_figure(runs: Sequence[SentryRun]) -> Any:
-    """ASR against over-refusal: per agent a line through its defenses (the agent's colour and line
-    style, a marker per defense), each point labelled with the agent and its defenses there (needs
-    matplotlib, the plot extra)."""
+    """ASR against over-refusal, a panel per agent (shared axes, 0-100%): the agent's path through its
+    defenses, a colour and marker per defense (the same in every panel), each point labelled with the
+    defenses that land on it; the other agents' points in grey for reference (needs matplotlib)."""
     from matplotlib.lines import Line2D
 
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    agents = list(dict.fromkeys(r.agent for r in runs))
     defenses = _defenses(runs)
-    labels = []
-    handles = []
-    for a, agent in enumerate(agents):
-        color = PALETTE[a % len(PALETTE)]
-        linestyle = LINE_STYLES[a % len(LINE_STYLES)]
-        own = sorted((r for r in runs if r.agent == agent), key=lambda r: defenses.index(r.defense))
-        points = [(100 * r.model["over_refusal"].value, 100 * r.model["asr"].value) for r in own]
-        ax.plot(*zip(*points, strict=True), color=color, linestyle=linestyle, alpha=0.8)
-        for run, point in zip(own, points, strict=True):
-            ax.plot(
-                *point, linestyle="", marker=MARKERS[defenses.index(run.defense) % len(MARKERS)], color=color
-            )
-        handles.append(Line2D([], [], color=color, linestyle=linestyle, label=agent))
-        # one label per point: an agent's defenses that land on the same point share it
-        at: dict[tuple[float, float], list[str]] = {}
-        for run, point in zip(own, points, strict=True):
-            at.setdefault(point, []).append(run.defense)
-        labels += [
-            (x, y, f"{agent}: {', '.join(names)}", color)
-            for (x, y), names in at.items()
-            if not (math.isnan(x) or math.isnan(y))  # a rate without episodes has no point to label
-        ]
-    handles += [
-        Line2D([], [], color="0.4", linestyle="", marker=MARKERS[d % len(MARKERS)], label=f"defense {name}")
-        for d, name in enumerate(defenses)
+    style = {d: series_style(i) for i, d in enumerate(defenses)}
+    agents = _by_agent(runs)
+    fig, axes = grid(plt, len(agents), panel=(3.8, 3.1))
+    point = {r.name: (100 * r.model["over_refusal"].value, 100 * r.model["asr"].value) for r in runs}
+    placements = []
+    for ax, (agent, own) in zip(axes, agents.items(), strict=True):
+        others = [point[r.name] for r in runs if r.agent != agent]
+        if others:
+            ax.plot(*zip(*others, strict=True), linestyle="", marker=".", color="0.8", zorder=1)
+        ax.plot(*zip(*(point[r.name] for r in own), strict=True), color="0.45", lw=1, zorder=2)
+        at: dict[tuple[float, float], list[SentryRun]] = {}
+        for run in own:
+            at.setdefault(point[run.name], []).append(run)
+        labels = []
+        for (x, y), here in at.items():
+            if math.isnan(x) or math.isnan(y):  # a rate without episodes has no point
+                continue
+            # defenses on one point: the first one's marker largest, so the ones drawn over it show
+            for k, run in enumerate(here):
+                s = style[run.defense]
+                ax.plot(
+                    x, y, linestyle="", marker=s.marker, color=s.color, markersize=9 - 2.5 * k, zorder=3 + k
+                )
+            # one defense: its colour; several: neutral, the label names them all
+            colour = style[here[0].defense].color if len(here) == 1 else "0.15"
+            labels.append((x, y, ", ".join(r.defense for r in here), colour))
+        ax.set_title(agent, fontsize=9)
+        ax.set_xlim(-8, 108)
+        ax.set_ylim(-8, 108)
+        ax.grid(alpha=0.3)
+        placements.append((ax, sorted(labels, key=lambda label: (label[1], label[0]))))
+    handles = [
+        Line2D([], [], linestyle="", marker=style[d].marker, color=style[d].color, label=f"defense {d}")
+        for d in defenses
     ]
-    ax.set_xlabel("over-refusal (% of urgent emergencies not acted on)")
-    ax.set_ylabel("attack success rate (%)")
-    ax.set_title("ASR vs over-refusal per agent and defense")
-    ax.margins(0.08)
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    fig.tight_layout()
+    handles.append(Line2D([], [], linestyle="", marker=".", color="0.8", label="the other agents"))
+    fig.supxlabel("over-refusal (% of urgent emergencies not acted on)", fontsize=9)
+    fig.supylabel("attack success rate (% of attacked scenarios)", fontsize=9)
+    fig.suptitle("ASR against over-refusal, a panel per agent (lower left is better)", fontsize=10)
+    # under the title, where it covers neither a panel nor the axis label
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=len(handles), fontsize=8,
+               frameon=False)  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     # labels go in last, in the final layout: their collisions are measured on the drawn figure
-    _place_labels(ax, sorted(labels, key=lambda label: (label[1], label[0])))
+    for ax, labels in placements:
+        place_labels(ax, labels)
     return fig
 
 
 def harm_curve_figure(runs: Sequence[SentryRun]) -> Any:
-    """Harm against the cost ratio, a line per run (:func:`series_styles`); a run whose curve is the
-    same as an earlier one's says so in the legend, since the later line covers the earlier (needs
-    matplotlib)."""
+    """Harm against the cost ratio, a panel per agent (shared axes), a line per defense with the
+    defense's colour and marker (as in the frontier); a curve equal to one drawn before it in the same
+    panel says so in the legend, since it lies under that one (needs matplotlib)."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    styles = series_styles(runs)
-    drawn: dict[tuple[float, ...], str] = {}
-    for run in runs:
-        curve = tuple(round(h, 6) for h in run.curve)
-        label = run.name + (f" (= {drawn[curve]})" if curve in drawn else "")
-        drawn.setdefault(curve, run.name)
-        style = styles[run.name]
-        ax.plot(RATIOS, run.curve, color=style.color, linestyle=style.linestyle, marker=style.marker,
-                markersize=4, label=label)  # fmt: skip
-    ax.set_xlabel("cost of a missed emergency / cost of an unwarranted action")
-    ax.set_ylabel("mean harm per episode")
-    ax.set_title("Harm against the cost ratio")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    defenses = _defenses(runs)
+    style = {d: series_style(i) for i, d in enumerate(defenses)}
+    agents = _by_agent(runs)
+    fig, axes = grid(plt, len(agents), panel=(3.8, 3.1))
+    for ax, (agent, own) in zip(axes, agents.items(), strict=True):
+        drawn: dict[tuple[float, ...], str] = {}
+        for k, run in enumerate(own):
+            curve = tuple(round(h, 6) for h in run.curve)
+            label = run.defense + (f" (= {drawn[curve]})" if curve in drawn else "")
+            drawn.setdefault(curve, run.defense)
+            ax.plot(RATIOS, run.curve, **style[run.defense].line(), markersize=7 - 1.5 * k, label=label)
+        ax.set_title(agent, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", title="defense", title_fontsize=7)
+    fig.supxlabel("cost of a missed emergency / cost of an unwarranted action (ratio)", fontsize=9)
+    fig.supylabel("mean harm per episode (cost units)", fontsize=9)
+    fig.suptitle("Harm against the cost ratio, a panel per agent", fontsize=10)
     fig.tight_layout()
     return fig
 
