@@ -223,7 +223,7 @@ def test_the_comparison_lists_the_tasks_whose_outcomes_differ_and_shows_them_sid
     page.wait_for_load_state()
     columns = page.locator(".side-by-side .column")
     assert columns.count() == 2
-    assert [columns.nth(i).locator("h2").inner_text() for i in range(2)] == ["act-first", "gold"]
+    assert [columns.nth(i).locator("h2").inner_text() for i in range(2)] == ["sabench", "sabench-gold"]
     # each column links to its run's episode page, which opens
     columns.nth(0).get_by_text("the whole episode").click()
     page.wait_for_load_state()

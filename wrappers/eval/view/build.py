@@ -38,11 +38,11 @@ from ..run import (
     SUMMARY,
     Record,
     RunFolderError,
+    folder_names,
     read_episodes,
     read_run_info,
     read_summary,
     record_point,
-    run_name,
 )
 from ..transcript import as_dict, as_list, field_changes, transcript
 from .hooks import RECORD_FIELDS, Finding, Outcome, ViewHooks, call_records, hooks_of, shown_value
@@ -73,7 +73,7 @@ class ViewRun:
 
     Attributes:
         directory: The run folder.
-        name: Its display name (the agent and defense, :func:`~..run.run_name`).
+        name: Its display name (its folder's name, as ``tooltrap report`` names runs: :func:`~..run.folder_names`).
         info: Its run.json.
         records: Its episode records (the latest per task and grid point).
         summary: Its summary.json (empty when missing or unreadable).
@@ -138,7 +138,7 @@ def read_run(directory: str | Path, find_report: Callable[[str, str | None], Any
         from ..report import _REPORTS
 
         report = _REPORTS.get(benchmark)
-    return ViewRun(directory, run_name(directory), info, records, summary, benchmark, report, notes)
+    return ViewRun(directory, directory.name, info, records, summary, benchmark, report, notes)
 
 
 # -- small pure helpers ----------------------------------------------------------------------------------
@@ -796,20 +796,10 @@ def _copy_static(out: Path) -> None:
 
 
 def _unique_names(runs: Sequence[ViewRun]) -> list[ViewRun]:
-    """The runs with display names that tell them apart: a name two runs share gets each run's folder
-    name, then a number."""
-    counts: dict[str, int] = {}
-    for run in runs:
-        counts[run.name] = counts.get(run.name, 0) + 1
-    out, taken = [], set()
-    for run in runs:
-        name = run.name if counts[run.name] == 1 else f"{run.name} ({run.directory.name})"
-        base, k = name, 2
-        while name in taken:
-            name, k = f"{base} #{k}", k + 1
-        taken.add(name)
-        out.append(replace(run, name=name))
-    return out
+    """The runs named as ``tooltrap report`` names them: by folder, with parent folders where two share a
+    name (:func:`~..run.folder_names`)."""
+    names = folder_names([run.directory for run in runs])
+    return [replace(run, name=name) for run, name in zip(runs, names, strict=True)]
 
 
 def build_site(runs: Sequence[ViewRun], out: str | Path) -> SiteSummary:
