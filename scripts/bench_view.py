@@ -13,7 +13,11 @@ machine.
 
 from __future__ import annotations
 
-import argparse
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 import shutil
 import sys
 import tempfile
@@ -46,7 +50,7 @@ def synthetic_run(source: Path, out: Path, n: int) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--episodes", type=int, default=10_000)
     parser.add_argument(
         "--keep", type=Path, default=None, help="build the run and the site here and keep them"

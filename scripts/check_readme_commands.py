@@ -13,7 +13,11 @@ Usage: python scripts/check_readme_commands.py [--readme README.md] [--keep DIR]
 
 from __future__ import annotations
 
-import argparse
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 import os
 import re
 import subprocess
@@ -74,7 +78,7 @@ def skip_reason(command: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--readme", default=str(ROOT / "README.md"))
     parser.add_argument("--keep", default=None, help="run in this folder (kept) instead of a temporary one")
     parser.add_argument("--list", action="store_true", help="print the plan, run nothing")

@@ -27,8 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+try:
+    from _docs import Documents
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._docs import Documents
+
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 START = "<!-- multiagent-baselines:start (scripts/multiagent_baselines.py --write-docs) -->"
 END = "<!-- multiagent-baselines:end -->"
 ARENA_START = "<!-- arena-baselines:start (scripts/multiagent_baselines.py --write-docs) -->"
@@ -181,23 +185,14 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     return out.markdown()
 
 
-def _replace(text: str, start_marker: str, end_marker: str, body: str) -> str:
-    head, start, rest = text.partition(start_marker)
-    _, end, tail = rest.partition(end_marker)
-    if not start or not end:
-        raise SystemExit(f"README.md has no {start_marker} ... {end_marker} section.")
-    return f"{head}{start_marker}\n{body}\n{end_marker}{tail}"
-
-
 def render(
-    text: str, results: dict[str, dict[str, Any]], arena: dict[tuple[str, str], dict[str, Any]] | None = None
-) -> str:
-    """``text`` (the README) with the sections between the markers replaced by the tables (the arena's
-    computed here when not given)."""
-    text = _replace(text, START, END, table(results))
-    return _replace(
-        text, ARENA_START, ARENA_END, arena_table(arena if arena is not None else compute_arena())
-    )
+    docs: Any, results: dict[str, dict[str, Any]], arena: dict[tuple[str, str], dict[str, Any]] | None = None
+) -> Any:
+    """``docs`` (:class:`scripts._docs.Documents`) with the blocks between the markers replaced by the
+    tables, in whichever document holds them (the arena's table computed here when not given)."""
+    docs.replace(START, END, table(results))
+    docs.replace(ARENA_START, ARENA_END, arena_table(arena if arena is not None else compute_arena()))
+    return docs
 
 
 def time_ratio(repeat: int = 3) -> tuple[float, float, float]:
@@ -306,14 +301,15 @@ def main(argv: list[str] | None = None) -> int:
             f"time per episode: arena {1e3 * a:.2f} ms, single-agent with tgcc {1e3 * s:.2f} ms, "
             f"ratio {ratio:.2f} (target <= 2)"
         )
-    text = README.read_text(encoding="utf-8")
-    rendered = render(text, results, arena)
-    if args.write_docs and rendered != text:
-        README.write_text(rendered, encoding="utf-8")
-        print("wrote the README's multi-agent table")
-    if args.check and rendered != text:
+    docs = render(Documents.load(), results, arena)
+    stale = [p.relative_to(ROOT).as_posix() for p in docs.changed()]
+    if args.write_docs and stale:
+        docs.write()
+        print(f"wrote the multi-agent tables in {', '.join(stale)}")
+    elif args.check and stale:
         print(
-            "README.md's multi-agent table is stale: run python scripts/multiagent_baselines.py --write-docs"
+            f"the multi-agent tables in {', '.join(stale)} are stale: run python scripts/multiagent_baselines.py "
+            "--write-docs"
         )
         return 1
     return 0

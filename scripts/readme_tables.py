@@ -1,4 +1,4 @@
-"""Write the README's generated tables: the mitigation table of scripted baselines, from the runs CI
+"""Write the generated tables of the README and the docs pages (each block in whichever holds it): the mitigation table of scripted baselines, from the runs CI
 scores (``tests/golden/sabench.json``, made by ``scripts/baselines.py sabench``), the learning-curve
 table, from the last run of ``scripts/learning_curve.py --write-docs`` (``docs/learning_curve.json``),
 the benchmarks' baseline tables from their ``docs/*_baselines.json``, and the EpiSEM corpus inventory,
@@ -19,8 +19,10 @@ from typing import Any
 from tooltrap.wrappers.eval.table import Column, Estimate, Kind, Table, count, number, rate, text
 
 try:
+    from _docs import Documents
     from _help import script_parser
 except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._docs import Documents
     from scripts._help import script_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,12 +103,9 @@ def _stored(m: dict[str, Any] | None) -> Estimate:
     return Estimate(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"), m.get("upper_bound"))
 
 
-def _replace(readme: str, start: str, end: str, body: str) -> str:
-    if start not in readme or end not in readme:
-        raise SystemExit(f"README.md has no {start} ... {end} block")
-    head, _, rest = readme.partition(start)
-    _, _, tail = rest.partition(end)
-    return f"{head}{start}\n{body}\n{end}{tail}"
+def _replace(docs: Documents, start: str, end: str, body: str) -> Documents:
+    docs.replace(start, end, body)
+    return docs
 
 
 def curve_table() -> str:
@@ -288,8 +287,9 @@ def reproduction_table(result: dict) -> str:
     )
 
 
-def render(readme: str, headline: dict[str, dict[str, list[float]]]) -> str:
-    text = _replace(readme, START, END, mitigation_table(headline))
+def render(docs: Documents, headline: dict[str, dict[str, list[float]]]) -> Documents:
+    """``docs`` with every block this script owns rendered, in whichever document holds it."""
+    text = _replace(docs, START, END, mitigation_table(headline))
     if CURVE.exists():
         text = _replace(text, CURVE_START, CURVE_END, curve_table())
     if EPISEM.exists():
@@ -326,15 +326,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the README's tables are stale")
     check = parser.parse_args(argv).check
     headline = json.loads(GOLDEN.read_text(encoding="utf-8"))["headline"]
-    text = README.read_text(encoding="utf-8")
-    new = render(text, headline)
+    docs = render(Documents.load(), headline)
+    stale = [p.relative_to(ROOT).as_posix() for p in docs.changed()]
     if check:
-        if new != text:
-            print("README.md tables are stale: run python scripts/readme_tables.py")
+        if stale:
+            print(f"tables are stale in {', '.join(stale)}: run python scripts/readme_tables.py")
             return 1
         return 0
-    README.write_text(new, encoding="utf-8")
-    print(f"tables -> {README}")
+    docs.write()
+    print(f"tables -> {', '.join(stale) or 'nothing changed'}")
     return 0
 
 

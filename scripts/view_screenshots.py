@@ -13,7 +13,11 @@ never ``playwright install``, which downloads a browser). Every request a page m
 
 from __future__ import annotations
 
-import argparse
+try:
+    from _help import script_parser
+except ImportError:  # imported as a module of scripts (the tests)
+    from scripts._help import script_parser
+
 import json
 import sys
 import tempfile
@@ -182,7 +186,7 @@ def screenshots(site: Path, out: Path, log: Callable[[str], None] = print) -> li
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="folder for the PNGs")
     parser.add_argument(
         "--work", type=Path, default=None, help="folder for the runs and the site (default: a temporary one)"

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 
-from scripts.readme_tables import GOLDEN, README, ROWS, mitigation_table, render
+from scripts._docs import Documents
+from scripts.readme_tables import GOLDEN, ROWS, mitigation_table, render
 
 
-def test_readme_tables_are_what_the_script_writes():
+def test_the_generated_tables_of_the_readme_and_the_docs_are_what_the_script_writes():
     headline = json.loads(GOLDEN.read_text(encoding="utf-8"))["headline"]
-    text = README.read_text(encoding="utf-8")
-    assert render(text, headline) == text, "run: python scripts/readme_tables.py"
+    docs = render(Documents.load(), headline)
+    assert not docs.changed(), "run: python scripts/readme_tables.py"
 
 
 def test_every_scored_run_is_in_the_table():
@@ -26,7 +27,7 @@ def test_corpus_counts_in_the_readme_are_the_packaged_ones():
     from tooltrap.envs.episem.benchmark import manifest
     from tooltrap.envs.sentry import packaged_scenarios
 
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(Documents.load().texts.values())  # the README and the docs pages
     roles = manifest()["atoms_by_role"]
     assert f"{roles['critical']} critical and {roles['irrelevant']} irrelevant atoms" in text
     families = Counter(s.family for s in packaged_scenarios())

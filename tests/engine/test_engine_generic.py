@@ -382,12 +382,12 @@ def test_the_confirmation_gate_needs_an_authorization_set():
         apply_defense(_toy(), "confirm-gate")
 
 
-def test_readme_defense_example_runs():
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    block = readme.split("```python\n# a defense")[1].split("```")[0]
+def test_the_docs_defense_example_runs():
+    page = (Path(__file__).parents[2] / "docs" / "extending.md").read_text()
+    block = page.split("```python\n# a defense")[1].split("```")[0]
     namespace: dict[str, Any] = {}
     try:
-        exec(compile("# a defense" + block, "README.md", "exec"), namespace)  # noqa: S102
+        exec(compile("# a defense" + block, "docs/extending.md", "exec"), namespace)  # noqa: S102
         env = apply_defense(_toy(), "read-only")
         env.reset(seed=0, options={"task_id": TASK})
         obs, *_ = env.step(_lend())

@@ -29,14 +29,16 @@ def test_counts_match_the_paper_inventory():
 
 
 def test_the_readme_inventory_is_the_manifest():
-    """The README's EpiSEM inventory (pairs by critical atoms, atoms by role) is the packaged manifest's,
-    as scripts/readme_tables.py writes it, so a rebuilt corpus with stale README counts fails here."""
-    from scripts.readme_tables import INVENTORY_END, INVENTORY_START, README, episem_inventory
+    """The docs' EpiSEM inventory (pairs by critical atoms, atoms by role) is the packaged manifest's,
+    as scripts/readme_tables.py writes it, so a rebuilt corpus with stale counts fails here."""
+    from scripts._docs import Documents
+    from scripts.readme_tables import INVENTORY_END, INVENTORY_START, episem_inventory
 
-    text = README.read_text(encoding="utf-8")
-    assert f"{INVENTORY_START}\n{episem_inventory(manifest())}\n{INVENTORY_END}" in text, (
+    docs = Documents.load()
+    assert docs.block(INVENTORY_START, INVENTORY_END) == f"\n{episem_inventory(manifest())}\n", (
         "run: python scripts/readme_tables.py"
     )
+    text = docs.texts[docs.holder(INVENTORY_START, INVENTORY_END)]
     by_n = manifest()["tasks_by_n_critical"]
     sizes = sorted(int(n) for n in by_n)
     assert f"{sizes[0]} to {sizes[-1]} critical atoms per pair" in text
