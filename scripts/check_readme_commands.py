@@ -39,7 +39,10 @@ SKIPS: tuple[tuple[str, str], ...] = (
     (r"^tooltrap serve\b", "a server that runs until stopped (tests/server/ runs it)"),
     (r"^inspect view( |$)(?!bundle)", "a local web server that runs until stopped"),
     (r"^pip install\b", "an install line for an extra (the development set-up installs them all)"),
-    (r"learning_curve\.py", "trains for several minutes (CI checks its recorded output: tests/test_readme.py)"),
+    (
+        r"learning_curve\.py",
+        "trains for several minutes (CI checks its recorded output: tests/test_readme.py)",
+    ),
 )
 #: the development set-up's test suite: CI has just run it; the install part runs
 TEST_SUITE = " && .venv/bin/python -m pytest"
