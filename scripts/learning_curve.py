@@ -1,18 +1,30 @@
-"""A learning curve on CPU: a small offline model, SFT on careful demonstrations, then GRPO with the env
-in the loop, evaluated greedily after each stage on fixed training tasks, held-out instances of the
-training templates, and held-out templates.
+"""A learning curve on CPU: a base model, SFT on careful demonstrations, then GRPO with the env in the
+loop, evaluated greedily after each stage on fixed training tasks, held-out instances of the training
+templates, and held-out templates, for one or more benchmarks.
 
-Usage: python scripts/learning_curve.py [--out runs/learning-curve] [--sft-steps 300] [--grpo-steps 40]
-       [--hidden 128] [--layers 4] [--write-docs]
+Usage: python scripts/learning_curve.py [--model tiny|smollm2|PATH] [--benchmarks sabench,agentprop]
+       [--out runs/learning-curve] [--sft-steps 300] [--grpo-steps 40] [--lora-r 16] [--minutes 60]
+       [--limit N] [--hidden 128] [--layers 4] [--write-docs]
 
-The subset is small enough to learn: SABench-Ticket-v0 with the ticket tools only and the state not
-shown (``toolset=target``, ``state_format=tools_only``); two templates whose careful solution is one
-update and the answer, and two ambiguity templates that need only ``clarify``. The last task of every
-training template is held out (held-out instances); one more template of each kind is held out whole.
-Prints the table (stage, steps, goal on the three sets, mean reward, well-formed tool-call rate),
-writes ``curve.png`` (reward against step) and ``curve.json``; with ``--write-docs`` the JSON goes to
-docs/learning_curve.json, from which scripts/readme_tables.py writes the README's table. CI does not
-run it (several minutes); ``tests/test_readme.py`` checks the README shows what the JSON holds.
+Every benchmark runs on its compact prompts (``compact_env_kwargs``: compact tool schemas, and for
+SABench only the task's tools, the state not shown, the short system prompt), so GRPO goes through
+``rollout_func`` (TRL's tool methods cannot carry compact schemas). The subsets (see ``BENCHMARKS``) are
+templates whose careful solution is short (one call and the answer, or one ``clarify``): the last task
+of every training template is held out (held-out instances); whole templates of the same kinds are held
+out (held-out templates). ``--model tiny`` (default) trains a small random Qwen2 in full; a pretrained
+model (``smollm2``, a folder) trains LoRA adapters (``--lora-r``, 0 for full fine-tuning), merged after
+each stage. The evaluation's ``max_new_tokens`` is set above the longest gold assistant turn in the
+model's tokens (printed).
+
+After each stage: goal rate, the benchmark's unsafe rate (SABench: consequential damage, the verdict's
+``cd``; AgentProp: fabrication, ``fabricated``), the well-formed tool-call rate (the share of turns
+parsed as a tool call without error) and the mean reward, each with a 95% bootstrap interval over
+tasks. Prints the table and each stage's time; with ``--minutes`` a stage that would run past the
+budget is stopped early (SFT gets at most half of what the base evaluation leaves, GRPO stops where the
+final evaluation would no longer fit) and the JSON says what was cut. Writes ``curve.png`` (reward
+against step) and ``curve.json``; with ``--write-docs`` the JSON goes to docs/learning_curve.json,
+from which scripts/readme_tables.py writes the README's table. CI does not run it (several minutes);
+``tests/test_readme.py`` checks the README shows what the JSON holds.
 """
 
 from __future__ import annotations
@@ -22,6 +34,8 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,131 +50,344 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 DOCS_JSON = ROOT / "docs" / "learning_curve.json"
 DOCS_PNG = ROOT / "docs" / "learning_curve.png"
-ENV_ID = "SABench-Ticket-v0"
-ENV_KWARGS = {"toolset": "target", "state_format": "tools_only"}
-TRAIN_TEMPLATES = (
-    "tk-overreach-dependent-parent-start",
-    "tk-overreach-external-customer-pending",
-    "tk-ambiguity-dependent-parent-child",
-    "tk-ambiguity-external-customer-tickets",
-)
-HELD_OUT_TEMPLATES = ("tk-overreach-independent-reassign", "tk-ambiguity-cross-tool-linked-pointer")
 SETS = ("train", "held-out instances", "held-out templates")
+METRICS = ("goal", "unsafe", "well_formed", "reward")
 
 
-def split_tasks() -> dict[str, list[str]]:
-    """Task ids of the three evaluation sets (and the training tasks, the first set)."""
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark of the curve: its env, the templates trained on and held out, how many tasks of a
+    template are used, and the verdict boolean counted as its unsafe outcome."""
+
+    env_id: str
+    train_templates: tuple[str, ...]
+    held_out_templates: tuple[str, ...]
+    unsafe: str
+    unsafe_name: str
+    per_template: int | None = None
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    # two overreach templates whose careful solution is one update and the answer, two ambiguity
+    # templates that need only `clarify`; one more of each kind held out whole
+    "sabench": Benchmark(
+        env_id="SABench-Ticket-v0",
+        train_templates=(
+            "tk-overreach-dependent-parent-start",
+            "tk-overreach-external-customer-pending",
+            "tk-ambiguity-dependent-parent-child",
+            "tk-ambiguity-external-customer-tickets",
+        ),
+        held_out_templates=("tk-overreach-independent-reassign", "tk-ambiguity-cross-tool-linked-pointer"),
+        unsafe="cd",
+        unsafe_name="CD rate",
+    ),
+    # single-call templates (one read or one write, then the answer): the shortest careful solutions,
+    # and prompts under 700 tokens; a read and a write template of other kinds held out whole. AgentProp
+    # templates have up to 222 tasks: the first four of each are used
+    "agentprop": Benchmark(
+        env_id="AgentProp-v0",
+        train_templates=("weather:w_current", "calendar:c_create"),
+        held_out_templates=("weather:w_history", "calendar:c_delete"),
+        unsafe="fabricated",
+        unsafe_name="fabrication rate",
+        per_template=4,
+    ),
+}
+
+
+def env_kwargs(benchmark: Benchmark) -> dict[str, Any]:
+    """The compact prompt kwargs of the benchmark's env."""
+    from tooltrap.training.environment import compact_env_kwargs
+
+    return dict(compact_env_kwargs(benchmark.env_id))
+
+
+def split_tasks(benchmark: Benchmark, limit: int | None = None) -> dict[str, list[str]]:
+    """Task ids of the three evaluation sets (the first, ``train``, is also what SFT and GRPO see); at
+    most ``limit`` tasks a set."""
     import gymnasium as gym
 
     import tooltrap
 
     gym.register_envs(tooltrap)
-    env = gym.make(ENV_ID, **ENV_KWARGS)
+    env = gym.make(benchmark.env_id, **env_kwargs(benchmark))
     tasks = env.unwrapped.tasks
-    out: dict[str, list[str]] = {name: [] for name in SETS}
-    for template in TRAIN_TEMPLATES:
+    env.close()
+
+    def of(template: str) -> list[str]:
         ids = [t.id for t in tasks if t.template_id == template]
+        return ids[: benchmark.per_template] if benchmark.per_template else ids
+
+    out: dict[str, list[str]] = {name: [] for name in SETS}
+    for template in benchmark.train_templates:
+        ids = of(template)
         out["train"] += ids[:-1]
         out["held-out instances"].append(ids[-1])
-    for template in HELD_OUT_TEMPLATES:
-        out["held-out templates"] += [t.id for t in tasks if t.template_id == template]
+    for template in benchmark.held_out_templates:
+        out["held-out templates"] += of(template)
+    if limit:
+        out = {name: ids[:limit] for name, ids in out.items()}
     return out
 
 
-def evaluate(model_dir: Path, task_ids: list[str], max_new_tokens: int) -> dict[str, float]:
-    """Greedy episodes of the checkpoint: goal rate, mean reward and the share of turns that were a
-    well-formed tool call."""
+def bootstrap_ci(
+    values: Sequence[Any],
+    stat: Callable[[Sequence[Any]], float] | None = None,
+    seed: int = 0,
+    n: int = 2000,
+) -> tuple[float, float]:
+    """95% percentile bootstrap interval of ``stat`` (default: the mean) over resampled tasks."""
+    stat = stat or (lambda xs: sum(xs) / len(xs))
+    if not values:
+        return (math.nan, math.nan)
+    rng = random.Random(seed)
+    stats = sorted(stat(rng.choices(list(values), k=len(values))) for _ in range(n))
+    return stats[int(0.025 * n)], stats[int(0.975 * n) - 1]
+
+
+def bootstrap_mean_ci(values: list[float], seed: int = 0, n: int = 2000) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean (tasks resampled)."""
+    return bootstrap_ci(values, seed=seed, n=n)
+
+
+def _pooled(pairs: Sequence[tuple[int, int]]) -> float:
+    turns = sum(t for _, t in pairs)
+    return sum(f for f, _ in pairs) / turns if turns else 0.0
+
+
+def evaluate(
+    model_dir: Path, benchmark: Benchmark, task_ids: list[str], max_new_tokens: int
+) -> dict[str, Any]:
+    """Greedy episodes of the checkpoint: goal rate, unsafe rate (the benchmark's verdict boolean), the
+    share of turns that were a well-formed tool call (pooled over turns) and mean reward, each
+    ``{"value", "ci"}`` with a 95% bootstrap interval over tasks."""
     import gymnasium as gym
 
     from tooltrap.agents import make_agent
     from tooltrap.evaluate import run_episode
 
-    env = gym.make(ENV_ID, **ENV_KWARGS, tool_schemas="transformers")
+    env = gym.make(benchmark.env_id, **env_kwargs(benchmark))
     agent = make_agent(f"hf:{model_dir}", max_new_tokens=max_new_tokens)
-    goals, rewards, turns, formed = 0, [], 0, 0
+    goals: list[float] = []
+    unsafe: list[float] = []
+    rewards: list[float] = []
+    formed: list[tuple[int, int]] = []
     for task_id in task_ids:
         record = run_episode(env, agent, task_id, seed=0)
-        goals += bool(record["verdict"]["goal"])
+        goals.append(float(bool(record["verdict"].get("goal"))))
+        unsafe.append(float(bool(record["verdict"].get(benchmark.unsafe))))
         rewards.append(float(record["reward"]))
-        for step in record["trace"]["steps"]:
-            turns += 1
-            formed += step.get("format") not in (None, "plain_text", "none") and not step.get("error")
+        steps = record["trace"]["steps"]
+        ok = sum(s.get("format") not in (None, "plain_text", "none") and not s.get("error") for s in steps)
+        formed.append((ok, len(steps)))
+    env.close()
+
+    def mean(xs: Sequence[float]) -> float:
+        return sum(xs) / len(xs) if xs else math.nan
+
     return {
-        "goal": goals / len(task_ids),
         "n": len(task_ids),
-        "reward": sum(rewards) / len(rewards),
-        "rewards": rewards,
-        "well_formed": formed / turns if turns else 0.0,
+        "goal": {"value": mean(goals), "ci": bootstrap_ci(goals)},
+        "unsafe": {"value": mean(unsafe), "ci": bootstrap_ci(unsafe)},
+        "well_formed": {"value": _pooled(formed), "ci": bootstrap_ci(formed, _pooled)},
+        "reward": {"value": mean(rewards), "ci": bootstrap_ci(rewards)},
     }
 
 
-def bootstrap_mean_ci(values: list[float], seed: int = 0, n: int = 2000) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean (tasks resampled)."""
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choices(values, k=len(values))) / len(values) for _ in range(n))
-    return means[int(0.025 * n)], means[int(0.975 * n) - 1]
+def gold_token_lengths(
+    model_dir: Path, benchmarks: dict[str, Benchmark], sets: dict[str, Any]
+) -> dict[str, Any]:
+    """Per benchmark, in the model's tokens: the longest gold assistant turn (what one generation must
+    fit) and the longest gold completion (every turn after the prompt, tool results included: what a
+    GRPO rollout must fit), over all three sets."""
+    from transformers import AutoTokenizer
+
+    from tooltrap.training import gold_rows, tokenize_messages
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    out: dict[str, Any] = {}
+    for name, bench in benchmarks.items():
+        ids = [t for s in SETS for t in sets[name][s]]
+        turn = completion = 0
+        for row in gold_rows(bench.env_id, env_kwargs=env_kwargs(bench), tasks=",".join(ids)):
+            mask = tokenize_messages(row["messages"], row["tools"], tok)["assistant_masks"]
+            run = 0
+            for m in mask:
+                run = run + 1 if m else 0
+                turn = max(turn, run)
+            if 1 in mask:
+                completion = max(completion, len(mask) - mask.index(1))
+        out[name] = {"gold_turn": turn, "gold_completion": completion}
+    return out
 
 
-def run_sft(model_dir: Path, out: Path, task_ids: list[str], steps: int, lr: float) -> list[dict[str, Any]]:
+class _Deadline:
+    """A trainer callback that stops training at a wall-clock deadline (``time.monotonic()``)."""
+
+    def __new__(cls, deadline: float | None) -> Any:
+        from transformers import TrainerCallback
+
+        class Stop(TrainerCallback):
+            def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+                if deadline is not None and time.monotonic() > deadline:
+                    control.should_training_stop = True
+                return control
+
+        return Stop()
+
+
+def _peft(lora_r: int) -> Any:
+    if not lora_r:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"
+    )
+
+
+def run_sft(
+    model_dir: Path,
+    out: Path,
+    benchmarks: dict[str, Benchmark],
+    sets: dict[str, Any],
+    steps: int,
+    lr: float,
+    lora_r: int = 0,
+    deadline: float | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """SFT on the gold demonstrations of every benchmark's training tasks (loss on the assistant turns,
+    sequence length the longest row's); saves ``out/sft`` (LoRA merged). Returns the loss log and the
+    steps done (fewer than ``steps`` when the deadline stopped it)."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
     from tooltrap.training import gold_rows, tokenize_messages
+    from tooltrap.training.sft import cpu_defaults, save_final
 
     tok = AutoTokenizer.from_pretrained(model_dir)
-    rows = gold_rows(ENV_ID, env_kwargs=ENV_KWARGS, tasks=",".join(task_ids))
-    data = Dataset.from_list([tokenize_messages(r["messages"], r["tools"], tok) for r in rows])
+    rows = []
+    for name, bench in benchmarks.items():
+        for r in gold_rows(bench.env_id, env_kwargs=env_kwargs(bench), tasks=",".join(sets[name]["train"])):
+            rows.append(tokenize_messages(r["messages"], r["tools"], tok))
     args = SFTConfig(
-        output_dir=str(out / "_sft"), max_steps=steps, per_device_train_batch_size=4, learning_rate=lr,
-        lr_scheduler_type="cosine", warmup_steps=0.05, logging_steps=10, save_strategy="no",
-        report_to="none", bf16=False, max_length=4096, dataloader_pin_memory=False, seed=0,
+        output_dir=str(out / "_sft"), max_steps=steps, per_device_train_batch_size=4 if not lora_r else 1,
+        gradient_accumulation_steps=1, learning_rate=lr, lr_scheduler_type="cosine", warmup_steps=0.05,
+        logging_steps=1 if lora_r else 10, save_strategy="no", report_to="none", bf16=False,
+        max_length=max(len(r["input_ids"]) for r in rows), dataloader_pin_memory=False, seed=0,
+        gradient_checkpointing=False,
     )  # fmt: skip
+    cpu_defaults(args)
     trainer = SFTTrainer(
         model=AutoModelForCausalLM.from_pretrained(model_dir),
         args=args,
-        train_dataset=data,
+        train_dataset=Dataset.from_list(rows),
         processing_class=tok,
+        peft_config=_peft(lora_r),
+        callbacks=[_Deadline(deadline)],
     )
     trainer.train()
-    trainer.model.save_pretrained(out / "sft")
-    tok.save_pretrained(out / "sft")
-    return [h for h in trainer.state.log_history if "loss" in h]
+    save_final(trainer, tok, str(out / "sft"))
+    return [h for h in trainer.state.log_history if "loss" in h], int(trainer.state.global_step)
 
 
-def run_grpo(model_dir: Path, out: Path, task_ids: list[str], steps: int, lr: float) -> list[dict[str, Any]]:
+def combined_rollout(
+    benchmarks: dict[str, Benchmark], sets: dict[str, Any]
+) -> tuple[Callable[..., Any], list[dict[str, Any]]]:
+    """A ``rollout_func`` over several benchmarks (each prompt goes to its benchmark's
+    :func:`make_rollout_func`, order kept) and the training dataset's rows. Only the episode reward is
+    passed on: the benchmarks' reward components differ."""
+    from tooltrap.training import task_rows
+    from tooltrap.training.rollout import make_rollout_func
+
+    def key(prompt: list[dict[str, Any]]) -> tuple[str, ...]:
+        return tuple(str(m.get("content", "")) for m in prompt)
+
+    owner: dict[tuple[str, ...], str] = {}
+    funcs: dict[str, Any] = {}
+    dataset: list[dict[str, Any]] = []
+    for name, bench in benchmarks.items():
+        kwargs = env_kwargs(bench)
+        funcs[name] = make_rollout_func(bench.env_id, env_kwargs=kwargs, max_turns=4)
+        for r in task_rows(bench.env_id, env_kwargs=kwargs, tasks=",".join(sets[name]["train"])):
+            owner[key(r["prompt"])] = name
+            dataset.append({"prompt": r["prompt"]})
+
+    def rollout_func(prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "logprobs": None,
+            "env_mask": [],
+            "env_reward": [],
+        }
+        i = 0
+        while i < len(prompts):
+            name = owner[key(prompts[i])]
+            j = i
+            while j < len(prompts) and owner[key(prompts[j])] == name:
+                j += 1
+            part = funcs[name](prompts[i:j], trainer)
+            for field in ("prompt_ids", "completion_ids", "env_mask", "env_reward"):
+                out[field] += part[field]
+            i = j
+        return out
+
+    return rollout_func, dataset
+
+
+def run_grpo(
+    model_dir: Path,
+    out: Path,
+    benchmarks: dict[str, Benchmark],
+    sets: dict[str, Any],
+    steps: int,
+    lr: float,
+    *,
+    lora_r: int = 0,
+    num_generations: int = 8,
+    max_completion_length: int = 160,
+    deadline: float | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """GRPO with the envs in the loop through ``rollout_func`` on the compact prompts, one prompt's
+    group a step; saves ``out/grpo`` (LoRA merged). Returns the reward log and the steps done."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from tooltrap.training import component_rewards, environment_class, environment_reward, task_rows
+    from tooltrap.training.rollout import env_reward
+    from tooltrap.training.sft import cpu_defaults, save_final
 
-    rows = task_rows(ENV_ID, env_kwargs=ENV_KWARGS, tasks=",".join(task_ids))
-    env_class = environment_class(ENV_ID, env_kwargs=ENV_KWARGS)
-    loggers = component_rewards(env_class)
+    rollout, rows = combined_rollout(benchmarks, sets)
+    random.Random(0).shuffle(rows)
     args = GRPOConfig(
-        output_dir=str(out / "_grpo"), max_steps=steps, learning_rate=lr, per_device_train_batch_size=8,
-        num_generations=8, max_completion_length=160, max_tool_calling_iterations=3, temperature=1.0,
-        beta=0.0, use_vllm=False, bf16=False, logging_steps=1, save_strategy="no", report_to="none",
-        log_completions=False, dataloader_pin_memory=False, seed=0,
-        reward_weights=[1.0] + [0.0] * len(loggers),
+        output_dir=str(out / "_grpo"), max_steps=steps, learning_rate=lr,
+        per_device_train_batch_size=num_generations, num_generations=num_generations,
+        max_completion_length=max_completion_length, temperature=1.0, beta=0.0, use_vllm=False, bf16=False,
+        logging_steps=1, save_strategy="no", report_to="none", log_completions=False,
+        dataloader_pin_memory=False, seed=0, gradient_checkpointing=False,
     )  # fmt: skip
+    cpu_defaults(args)
+    tok = AutoTokenizer.from_pretrained(model_dir)
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(model_dir),
-        processing_class=AutoTokenizer.from_pretrained(model_dir),
-        reward_funcs=[environment_reward, *loggers],
+        processing_class=tok,
+        reward_funcs=[env_reward],
         args=args,
-        train_dataset=Dataset.from_list([{"prompt": r["prompt"], "task_id": r["task_id"]} for r in rows]),
-        environment_factory=env_class,
+        train_dataset=Dataset.from_list(rows),
+        rollout_func=rollout,
+        peft_config=_peft(lora_r),
+        callbacks=[_Deadline(deadline)],
     )
     trainer.train()
-    trainer.model.save_pretrained(out / "grpo")
-    AutoTokenizer.from_pretrained(model_dir).save_pretrained(out / "grpo")
-    return [h for h in trainer.state.log_history if "reward" in h]
+    save_final(trainer, tok, str(out / "grpo"))
+    return [h for h in trainer.state.log_history if "reward" in h], int(trainer.state.global_step)
 
 
-def table(result: dict[str, Any]) -> str:
-    """The README's table: one row per stage."""
+def _legacy_table(result: dict[str, Any]) -> str:
+    """The table of a JSON written before ``--benchmarks`` (one env, plain numbers)."""
     from tooltrap.wrappers.eval.table import Estimate, Table, count, number, signed, text
 
     out = Table(
@@ -179,64 +406,116 @@ def table(result: dict[str, Any]) -> str:
     return out.markdown()
 
 
+def _estimate(m: dict[str, Any], signed: bool = False) -> str:
+    lo, hi = m["ci"]
+    f = "{:+.2f}" if signed else "{:.2f}"
+    return f"{f.format(m['value'])} [{f.format(lo)}, {f.format(hi)}]"
+
+
+def table(result: dict[str, Any]) -> str:
+    """The README's table: one row per stage (and, since ``--benchmarks``, per benchmark and set)."""
+    if "benchmarks" not in result:
+        return _legacy_table(result)
+    from tooltrap.wrappers.eval.table import Table, count, text
+
+    out = Table(
+        "learning curve",
+        [text("stage"), count("steps"), text("benchmark"), text("set"), count("n"), text("goal [95% CI]"),
+         text("unsafe rate [95% CI]"), text("well-formed tool-call rate [95% CI]"),
+         text("mean reward [95% CI]")],
+    )  # fmt: skip
+    for stage in result["stages"]:
+        for name, evals in stage["eval"].items():
+            unsafe_name = result["benchmarks"][name]["unsafe_name"]
+            for s in SETS:
+                e = evals[s]
+                out.add(stage["name"], stage["steps"], name, s, e["n"], _estimate(e["goal"]),
+                        f"{unsafe_name}: {_estimate(e['unsafe'])}", _estimate(e["well_formed"]),
+                        _estimate(e["reward"], signed=True))  # fmt: skip
+    return out.markdown()
+
+
+def _value(e: Any) -> float:
+    return e["value"] if isinstance(e, dict) else e
+
+
 def plot(result: dict[str, Any], path: Path) -> None:
-    """Reward against the optimizer step: a line per evaluation set (its own colour, marker and line
-    style: the held-out sets often lie on each other), the GRPO training reward, and a dotted line
-    where each stage ends, named at the top."""
+    """Reward against the optimizer step: a panel per benchmark, a line per evaluation set (its own
+    colour, marker and line style: the held-out sets often lie on each other), the GRPO training reward
+    (all benchmarks' prompts), and a dotted line where each stage ends, named at the top."""
     from tooltrap.wrappers.eval.figures import series_style
     from tooltrap.wrappers.eval.report import pyplot
 
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.4))
     stages = result["stages"]
+    legacy = "benchmarks" not in result
+    names = [result["env_id"]] if legacy else list(result["benchmarks"])
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names) + 3.3, 4.4), squeeze=False)
     xs = [s["cumulative_steps"] for s in stages]
-    for i, name in enumerate(SETS):
-        style = series_style(i)
-        ax.plot(xs, [s["eval"][name]["reward"] for s in stages], color=style.color, marker=style.marker,
-                linestyle=("-", "--", ":")[i % 3], markersize=7 - 1.5 * i, label=f"greedy eval: {name}")  # fmt: skip
     grpo = result.get("grpo_log") or []
-    if grpo:
-        # one prompt's group per step: the raw curve jumps with the task drawn, so show a running mean
-        start, window = stages[1]["cumulative_steps"], 8
-        rewards = [h["reward"] for h in grpo]
-        smooth = [
-            sum(rewards[max(0, i - window + 1) : i + 1]) / len(rewards[max(0, i - window + 1) : i + 1])
-            for i in range(len(rewards))
-        ]
-        steps = [start + h["step"] for h in grpo]
-        ax.plot(
-            steps, rewards, color="grey", lw=0.6, alpha=0.35, label="GRPO training reward (sampled, per step)"
-        )
-        ax.plot(
-            steps, smooth, color="black", lw=1.2, label=f"GRPO training reward (running mean of {window})"
-        )
-    top = ax.get_ylim()[1]
-    for k, s in enumerate(stages):
-        ax.axvline(s["cumulative_steps"], color="0.6", lw=0.8, linestyle=":")
-        # right-aligned at the last stage so its name stays inside the axes; a line lower per stage, so
-        # stages a few steps apart (SFT, then a short GRPO) do not write over each other
-        last = s is stages[-1]
-        ax.annotate(s["name"], (s["cumulative_steps"], top), xytext=(-3 if last else 3, -3 - 10 * k), fontsize=7,
-                    textcoords="offset points", ha="right" if last else "left", va="top", color="0.3")  # fmt: skip
-    ax.set_xlabel("optimizer step (SFT, then GRPO)")
-    ax.set_ylabel("mean episode reward (-1 to 1)")
-    ax.set_title(f"{ENV_ID} subset: base, SFT, GRPO\n{result['model']}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    for ax, name in zip(axes[0], names, strict=True):
+        for i, set_name in enumerate(SETS):
+            style = series_style(i)
+            ys = [_value((s["eval"] if legacy else s["eval"][name])[set_name]["reward"]) for s in stages]
+            ax.plot(xs, ys, color=style.color, marker=style.marker, linestyle=("-", "--", ":")[i % 3],
+                    markersize=7 - 1.5 * i, label=f"greedy eval: {set_name}")  # fmt: skip
+        if grpo and len(stages) > 2:
+            # one prompt's group per step: the raw curve jumps with the task drawn, so show a running mean
+            start, window = stages[1]["cumulative_steps"], 8
+            rewards = [h["reward"] for h in grpo]
+            smooth = [
+                sum(rewards[max(0, i - window + 1) : i + 1]) / len(rewards[max(0, i - window + 1) : i + 1])
+                for i in range(len(rewards))
+            ]
+            steps = [start + h["step"] for h in grpo]
+            ax.plot(steps, rewards, color="grey", lw=0.6, alpha=0.35, label="GRPO training reward (sampled, per step)")  # fmt: skip
+            ax.plot(steps, smooth, color="black", lw=1.2, label=f"GRPO training reward (running mean of {window})")  # fmt: skip
+        top = ax.get_ylim()[1]
+        for k, s in enumerate(stages):
+            ax.axvline(s["cumulative_steps"], color="0.6", lw=0.8, linestyle=":")
+            # right-aligned at the last stage so its name stays inside the axes; a line lower per stage,
+            # so stages a few steps apart (SFT, then a short GRPO) do not write over each other
+            last = s is stages[-1]
+            ax.annotate(s["name"], (s["cumulative_steps"], top), xytext=(-3 if last else 3, -3 - 10 * k), fontsize=7,
+                        textcoords="offset points", ha="right" if last else "left", va="top", color="0.3")  # fmt: skip
+        ax.set_xlabel("optimizer step (SFT, then GRPO)")
+        ax.set_ylabel("mean episode reward")
+        env_id = name if legacy else result["benchmarks"][name]["env_id"]
+        ax.set_title(f"{env_id} subset: base, SFT, GRPO\n{result['model']}", fontsize=8)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def main() -> int:
+def build_parser() -> Any:
+    """The script's options."""
     parser = script_parser(__doc__)
+    parser.add_argument(
+        "--model", default="tiny", help="tiny (a random Qwen2), smollm2, or a checkpoint folder"
+    )
+    parser.add_argument(
+        "--benchmarks", default="sabench", help=f"comma-separated, of {', '.join(BENCHMARKS)}"
+    )
     parser.add_argument("--out", default="runs/learning-curve")
     parser.add_argument("--sft-steps", type=int, default=300)
     parser.add_argument("--grpo-steps", type=int, default=40)
-    parser.add_argument("--sft-lr", type=float, default=3e-3)
-    parser.add_argument("--grpo-lr", type=float, default=1e-4)
+    parser.add_argument(
+        "--sft-lr", type=float, default=None, help="default 3e-3 (tiny), 2e-4 (LoRA), 2e-5 (full)"
+    )
+    parser.add_argument(
+        "--grpo-lr", type=float, default=None, help="default 1e-4 (tiny), 5e-5 (LoRA), 5e-6 (full)"
+    )
+    parser.add_argument("--lora-r", type=int, default=None, help="LoRA rank (default 16 for a pretrained model, 0 = full fine-tuning; the tiny model trains in full)")  # fmt: skip
+    parser.add_argument("--num-generations", type=int, default=None, help="GRPO group size (default 8 tiny, 4 pretrained)")  # fmt: skip
+    parser.add_argument("--grpo-completion-tokens", type=int, default=None, help="GRPO rollout budget (default: the longest gold completion + 32)")  # fmt: skip
+    parser.add_argument("--limit", type=int, default=None, help="at most N tasks a set and benchmark")
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="stop stages early to finish in this budget"
+    )
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--max-new-tokens", type=int, default=None, help="default: the longest gold assistant turn + 16")  # fmt: skip
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument(
         "--replot",
@@ -244,7 +523,11 @@ def main() -> int:
         help="redraw curve.png from OUT/curve.json (with --write-docs: docs/learning_curve.png from "
         "docs/learning_curve.json), without training",
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.replot:
         source, target = (
             (DOCS_JSON, DOCS_PNG)
@@ -260,51 +543,150 @@ def main() -> int:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from tooltrap.training import build_tiny_model
+    from tooltrap.training.sft import cpu_defaults
 
+    unknown = [b for b in args.benchmarks.split(",") if b not in BENCHMARKS]
+    if unknown:
+        raise SystemExit(f"unknown benchmark(s) {unknown}: choose from {', '.join(BENCHMARKS)}")
+    benchmarks = {b: BENCHMARKS[b] for b in args.benchmarks.split(",")}
     torch.manual_seed(0)
+    cpu_defaults(argparse_namespace())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    sets = split_tasks()
-    base = build_tiny_model(out / "base", hidden_size=args.hidden, layers=args.layers)
-    n_params = AutoModelForCausalLM.from_pretrained(base).num_parameters()
+    budget = started + 60 * args.minutes if args.minutes else None
+    tiny = args.model == "tiny"
+    if tiny:
+        from tooltrap.training import build_tiny_model
+
+        base = build_tiny_model(out / "base", hidden_size=args.hidden, layers=args.layers)
+        n_params = AutoModelForCausalLM.from_pretrained(base).num_parameters()
+        model_name = (
+            f"tiny Qwen2, {n_params / 1e6:.1f}M parameters (hidden {args.hidden}, {args.layers} layers)"
+        )
+    else:
+        from tooltrap.agents.pretrained import resolve_model
+
+        base = Path(resolve_model(args.model))
+        n_params = AutoModelForCausalLM.from_pretrained(base).num_parameters()
+        model_name = f"{args.model}, {n_params / 1e6:.1f}M parameters"
+    lora_r = 0 if tiny else (16 if args.lora_r is None else args.lora_r)
+    sft_lr = args.sft_lr or (3e-3 if tiny else 2e-4 if lora_r else 2e-5)
+    grpo_lr = args.grpo_lr or (1e-4 if tiny else 5e-5 if lora_r else 5e-6)
+    generations = args.num_generations or (8 if tiny else 4)
+    sets = {name: split_tasks(b, args.limit) for name, b in benchmarks.items()}
+    lengths = gold_token_lengths(base, benchmarks, sets)
+    longest_turn = max(v["gold_turn"] for v in lengths.values())
+    max_new_tokens = args.max_new_tokens or longest_turn + 16
+    completion = args.grpo_completion_tokens or max(v["gold_completion"] for v in lengths.values()) + 32
+    print(
+        f"longest gold assistant turn: {longest_turn} tokens -> eval max_new_tokens {max_new_tokens}; "
+        f"longest gold completion {completion - 32} tokens -> GRPO max_completion_length {completion} "
+        f"({json.dumps(lengths)})"
+    )
+    if max_new_tokens <= longest_turn:
+        print(
+            f"warning: --max-new-tokens {max_new_tokens} cannot hold the longest gold turn ({longest_turn})"
+        )
     result: dict[str, Any] = {
-        "model": f"tiny Qwen2, {n_params / 1e6:.1f}M parameters (hidden {args.hidden}, {args.layers} layers)",
-        "env_id": ENV_ID,
-        "env_kwargs": ENV_KWARGS,
-        "sets": sets,
+        "model": model_name + (f", LoRA r={lora_r}" if lora_r else ""),
+        "benchmarks": {
+            name: {
+                "env_id": b.env_id,
+                "env_kwargs": env_kwargs(b),
+                "train_templates": list(b.train_templates),
+                "held_out_templates": list(b.held_out_templates),
+                "unsafe": b.unsafe,
+                "unsafe_name": b.unsafe_name,
+                "sets": sets[name],
+            }
+            for name, b in benchmarks.items()
+        },  # fmt: skip
+        "gold_tokens": lengths,
+        "max_new_tokens": max_new_tokens,
+        "grpo_max_completion_length": completion,
+        "settings": {
+            "sft_lr": sft_lr,
+            "grpo_lr": grpo_lr,
+            "lora_r": lora_r,
+            "num_generations": generations,
+            "limit": args.limit,
+            "minutes": args.minutes,
+        },  # fmt: skip
         "stages": [],
+        "stage_seconds": {},
+        "cut": [],
     }
 
+    def timed(label: str, run: Callable[[], Any]) -> Any:
+        t0 = time.monotonic()
+        value = run()
+        result["stage_seconds"][label] = round(time.monotonic() - t0, 1)
+        print(f"[{time.monotonic() - started:6.0f}s] {label}: {result['stage_seconds'][label]} s")
+        return value
+
     def stage(name: str, model_dir: Path, steps: int, cumulative: int) -> None:
-        evals = {s: evaluate(model_dir, ids, args.max_new_tokens) for s, ids in sets.items()}
-        for e in evals.values():
-            e["reward_ci"] = bootstrap_mean_ci(e.pop("rewards"))
-        result["stages"].append({"name": name, "steps": steps, "cumulative_steps": cumulative, "eval": evals})
-        print(
-            f"[{time.monotonic() - started:6.0f}s] {name}: "
-            + json.dumps({s: round(e["reward"], 3) for s, e in evals.items()})
+        evals = timed(
+            f"eval {name}",
+            lambda: {
+                b: {s: evaluate(model_dir, bench, ids, max_new_tokens) for s, ids in sets[b].items()}
+                for b, bench in benchmarks.items()
+            },
         )
+        result["stages"].append({"name": name, "steps": steps, "cumulative_steps": cumulative, "eval": evals})
+        print(f"  {name}: " + json.dumps({b: {s: round(e["goal"]["value"], 2) for s, e in v.items()} for b, v in evals.items()}))  # fmt: skip
 
     stage("base model", base, 0, 0)
-    result["sft_log"] = run_sft(base, out, sets["train"], args.sft_steps, args.sft_lr)
-    stage("SFT", out / "sft", args.sft_steps, args.sft_steps)
-    result["grpo_log"] = [
-        {"step": h["step"], "reward": h["reward"], "reward_std": h.get("reward_std", math.nan)}
-        for h in run_grpo(out / "sft", out, sets["train"], args.grpo_steps, args.grpo_lr)
-    ]
-    stage("GRPO from SFT", out / "grpo", args.grpo_steps, args.sft_steps + args.grpo_steps)
+    eval_seconds = result["stage_seconds"]["eval base model"]
+    sft_deadline = None
+    if budget is not None:
+        # SFT gets half of what is left after the two evaluations still to come; GRPO the rest
+        sft_deadline = time.monotonic() + max(0.0, (budget - time.monotonic() - 2 * eval_seconds) / 2)
+    sft_log, sft_steps = timed(
+        "SFT", lambda: run_sft(base, out, benchmarks, sets, args.sft_steps, sft_lr, lora_r, sft_deadline)
+    )
+    result["sft_log"] = sft_log
+    if sft_steps < args.sft_steps:
+        result["cut"].append(f"SFT stopped at step {sft_steps} of {args.sft_steps} (budget)")
+    stage("SFT", out / "sft", sft_steps, sft_steps)
+    grpo_deadline = budget - eval_seconds if budget is not None else None
+    if grpo_deadline is not None and time.monotonic() > grpo_deadline:
+        result["cut"].append(f"GRPO skipped: the budget was spent ({args.grpo_steps} steps asked)")
+        result["grpo_log"] = []
+    else:
+        grpo_log, grpo_steps = timed(
+            "GRPO",
+            lambda: run_grpo(out / "sft", out, benchmarks, sets, args.grpo_steps, grpo_lr, lora_r=lora_r,
+                             num_generations=generations, max_completion_length=completion,
+                             deadline=grpo_deadline),
+        )  # fmt: skip
+        result["grpo_log"] = [
+            {"step": h["step"], "reward": h["reward"], "reward_std": h.get("reward_std", math.nan)}
+            for h in grpo_log
+        ]
+        if grpo_steps < args.grpo_steps:
+            result["cut"].append(f"GRPO stopped at step {grpo_steps} of {args.grpo_steps} (budget)")
+        stage("GRPO from SFT", out / "grpo", grpo_steps, sft_steps + grpo_steps)
     result["seconds"] = round(time.monotonic() - started)
     (out / "curve.json").write_text(json.dumps(result, indent=1) + "\n")
     plot(result, out / "curve.png")
     print(table(result))
+    print("stage times: " + ", ".join(f"{k} {v} s" for k, v in result["stage_seconds"].items()))
+    if args.minutes:
+        print(f"budget {args.minutes} min; cut: {'; '.join(result['cut']) or 'nothing'}")
     print(f"{result['seconds']} s; {out / 'curve.png'}")
     if args.write_docs:
         DOCS_JSON.write_text(json.dumps(result, indent=1) + "\n")
         plot(result, DOCS_PNG)
         print(f"-> {DOCS_JSON}, {DOCS_PNG}")
     return 0
+
+
+def argparse_namespace() -> Any:
+    """An object with the one training argument :func:`cpu_defaults` reads (to set torch's threads)."""
+    import types
+
+    return types.SimpleNamespace(gradient_checkpointing=False)
 
 
 if __name__ == "__main__":
