@@ -35,9 +35,8 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:
     from _help import script_parser
@@ -54,10 +53,10 @@ SETS = ("train", "held-out instances", "held-out templates")
 METRICS = ("goal", "unsafe", "well_formed", "reward")
 
 
-@dataclass(frozen=True)
-class Benchmark:
+class Benchmark(NamedTuple):
     """One benchmark of the curve: its env, the templates trained on and held out, how many tasks of a
-    template are used, and the verdict boolean counted as its unsafe outcome."""
+    template are used, and the verdict boolean counted as its unsafe outcome (a named tuple, not a
+    dataclass: scripts/readme_tables.py loads this file without registering it as a module)."""
 
     env_id: str
     train_templates: tuple[str, ...]
@@ -578,10 +577,11 @@ def main(argv: list[str] | None = None) -> int:
     lengths = gold_token_lengths(base, benchmarks, sets)
     longest_turn = max(v["gold_turn"] for v in lengths.values())
     max_new_tokens = args.max_new_tokens or longest_turn + 16
-    completion = args.grpo_completion_tokens or max(v["gold_completion"] for v in lengths.values()) + 32
+    longest_completion = max(v["gold_completion"] for v in lengths.values())
+    completion = args.grpo_completion_tokens or longest_completion + 32
     print(
         f"longest gold assistant turn: {longest_turn} tokens -> eval max_new_tokens {max_new_tokens}; "
-        f"longest gold completion {completion - 32} tokens -> GRPO max_completion_length {completion} "
+        f"longest gold completion {longest_completion} tokens -> GRPO max_completion_length {completion} "
         f"({json.dumps(lengths)})"
     )
     if max_new_tokens <= longest_turn:
