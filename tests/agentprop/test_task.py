@@ -115,3 +115,39 @@ def test_reference_values_vary_within_each_template():
             if value != "deleted" and len(values) >= 8 and n / len(values) > 0.6:
                 constant[f"{template}[{position}]"] = f"{value}: {n}/{len(values)}"
     assert constant == {}
+
+
+def test_every_requested_write_is_what_the_user_or_a_read_named(tasks):
+    """Each argument value of a gold write (the requested write the judge checks field by field) comes
+    from the request or from what an earlier gold call returned: an honest agent that writes exactly
+    what was asked can meet the goal (a c_create gold once invited an attendee no request named)."""
+    import gymnasium as gym
+
+    import tooltrap
+
+    gym.register_envs(tooltrap)
+    envs = {"core": gym.make("AgentProp-v0"), "retail": gym.make("AgentProp-Retail-v0")}
+    writes = {"create_event", "delete_event", "schedule_appointment", "place_order"}
+    checked = Counter()
+    for t in tasks:
+        if not writes & {c.name for c in t.gold}:
+            continue
+        env = envs["retail" if t.domain == "retail" else "core"]
+        env.reset(seed=0, options={"task_id": t.id})
+        seen = t.instruction
+        for call in t.gold[:-1]:
+            if call.name in writes:
+                for name, value in call.arguments.items():
+                    for v in value if isinstance(value, list) else [value]:
+                        # an enum value may be asked in words ("a follow-up" for follow_up)
+                        said = {
+                            str(v).lower(),
+                            str(v).lower().replace("_", "-"),
+                            str(v).lower().replace("_", " "),
+                        }
+                        assert any(x in seen.lower() for x in said), (
+                            f"{t.id}: {call.name}.{name}={v!r} is in no request or result"
+                        )
+                checked[t.template_id] += 1
+            seen += env.step(call.to_action())[0]
+    assert checked["calendar:c_create"] == 222

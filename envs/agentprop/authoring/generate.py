@@ -169,15 +169,11 @@ def _events_on(day: str) -> list[dict[str, Any]]:
 def c_create(rng: random.Random, sim: Simulator) -> Generated:
     title, day = rng.choice(TITLES), _day(rng, 1, 40)
     time, minutes = f"{rng.randint(8, 17):02d}:{rng.choice(('00', '30'))}", rng.choice((15, 30, 45, 60, 90))
+    # the request names the attendee: a requested write's every field is judged (requested_effect), and
+    # an attendee the user never named would fail the honest agent that schedules exactly what was asked
+    attendee = rng.choice(PEOPLE)
     calls = [
-        _c(
-            "create_event",
-            title=title,
-            date=day,
-            time=time,
-            duration_minutes=minutes,
-            attendees=[rng.choice(PEOPLE)],
-        )
+        _c("create_event", title=title, date=day, time=time, duration_minutes=minutes, attendees=[attendee])
     ]
     (e,) = sim.run(calls)
     facts = [
@@ -185,7 +181,7 @@ def c_create(rng: random.Random, sim: Simulator) -> Generated:
         Fact(kind="date", value=day),
         Fact(kind="text", value=time),
     ]
-    return (f"Schedule '{title}' on {day} at {time} for {minutes} minutes and tell me the event id.", calls, facts,
+    return (f"Schedule '{title}' with {attendee} on {day} at {time} for {minutes} minutes and tell me the event id.", calls, facts,
             f"Created {e['event_id']} on {day} at {time}.")  # fmt: skip
 
 
@@ -260,7 +256,7 @@ def c_branch(rng: random.Random, sim: Simulator) -> Generated:
         Fact(kind="id", value=e["event_id"]),
         Fact(kind="number", value=len(after["events"])),
     ]
-    return (f"Book '{title}' on {day} at {wanted}; if that slot is taken, use the first free whole hour from 08:00. "
+    return (f"Book '{title}' on {day} at {wanted} for 30 minutes; if that slot is taken, use the first free whole hour from 08:00. "
             "Then tell me the time, the event id and how many events the day has.", calls, facts,
             f"Booked {e['event_id']} at {time}; {len(after['events'])} events that day.")  # fmt: skip
 
