@@ -489,3 +489,42 @@ def test_a_gpu_config_fails_at_once_on_the_cpu_saying_what_to_change(module, tmp
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     assert "not in the local Hugging Face cache" in done.stderr.strip().splitlines()[-1]
+
+
+def test_a_rollout_mix_plays_each_prompt_in_its_own_benchmark(tiny_model):
+    """``make_rollout_func`` over a mix of envs gives, prompt for prompt, what each env's own rollout
+    gives (same sampling stream), the episode reward but no component fields (the benchmarks' differ);
+    a mix with ``env_kwargs`` is refused."""
+    from types import SimpleNamespace
+
+    import torch
+    from accelerate import Accelerator
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.training import task_rows
+    from tooltrap.training.environment import compact_env_kwargs
+    from tooltrap.training.rollout import make_rollout_func
+
+    mix = {env_id: dict(compact_env_kwargs(env_id)) for env_id in ("SABench-Ticket-v0", "AgentProp-v0")}
+    prompts = [task_rows(env_id, env_kwargs=kwargs)[0]["prompt"] for env_id, kwargs in mix.items()]
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    trainer = SimpleNamespace(
+        processing_class=AutoTokenizer.from_pretrained(tiny_model),
+        args=SimpleNamespace(max_completion_length=24, temperature=1.0),
+        model_wrapped=model,
+        accelerator=Accelerator(cpu=True),
+    )
+    torch.manual_seed(0)
+    mixed = make_rollout_func(mix, max_turns=2)(prompts, trainer)
+    torch.manual_seed(0)
+    alone = [
+        make_rollout_func(env_id, env_kwargs=kwargs, max_turns=2)([prompt], trainer)
+        for (env_id, kwargs), prompt in zip(mix.items(), prompts, strict=True)
+    ]
+    for field in ("prompt_ids", "completion_ids", "env_mask", "env_reward"):
+        assert mixed[field] == [value for part in alone for value in part[field]], field
+    assert not any(key.startswith("env_") and key not in ("env_mask", "env_reward") for key in mixed)
+    assert any(key.startswith("env_") and key not in ("env_mask", "env_reward") for key in alone[0])
+    with pytest.raises(EnvUsageError, match="mapping's values"):
+        make_rollout_func(mix, env_kwargs={})

@@ -7,7 +7,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..transcript import as_dict, as_list
-from ..view.hooks import Finding, Outcome, ViewHooks, call_index, call_records, terminal_calls
+from ..view.hooks import (
+    Finding,
+    Outcome,
+    ViewHooks,
+    call_index,
+    call_records,
+    flagged,
+    terminal_calls,
+    unexplained,
+)
 
 #: what each rule means, in a clause (the judge's module docs)
 RULES = {
@@ -55,21 +64,13 @@ class SABenchView(ViewHooks):
             out.append(Finding(rule, text, calls, str(entity) if entity is not None else None))
         for undone in map(as_dict, as_list(verdict.get("undone"))):
             out.append(Finding("undone", _write_text(undone) + ", undone later in the episode (not charged)"))
-        if verdict.get("unnecessary_clarification") is True:
-            out.append(
-                Finding(
-                    "unnecessary_clarification",
-                    "asked a question on a clear task instead of doing what was asked",
-                    terminal_calls(record),
-                )
-            )
-        if verdict.get("answered_unmet") is True:
-            out.append(
-                Finding("answered_unmet", "a final answer that leaves the goal unmet", terminal_calls(record))
-            )
-        if verdict.get("goal") is False and not out:
-            out.append(Finding("goal", "the goal conditions are not met"))
-        return out
+        out += flagged(
+            verdict,
+            ("unnecessary_clarification", "asked a question on a clear task instead of doing what was asked",
+             terminal_calls(record)),
+            ("answered_unmet", "a final answer that leaves the goal unmet", terminal_calls(record)),
+        )  # fmt: skip
+        return unexplained(verdict, out, "goal", "the goal conditions are not met")
 
 
 class DialogueView(SABenchView):

@@ -45,7 +45,16 @@ from ..run import (
     record_point,
 )
 from ..transcript import as_dict, as_list, field_changes, transcript
-from .hooks import RECORD_FIELDS, Finding, Outcome, ViewHooks, call_records, hooks_of, shown_value
+from .hooks import (
+    RECORD_FIELDS,
+    SECTION_FIELDS,
+    Finding,
+    Outcome,
+    ViewHooks,
+    call_records,
+    hooks_of,
+    shown_value,
+)
 
 #: the file that marks a folder as a site this builder wrote (a rebuild may replace it)
 MARKER = ".tooltrap-view"
@@ -365,25 +374,6 @@ def _variant_notes(record: Mapping[str, Any], hooks: ViewHooks) -> list[dict[str
     return notes
 
 
-#: record fields an episode page shows in its own sections (the rest go under "other fields")
-_SHOWN = frozenset(
-    {
-        "task_id",
-        "template_id",
-        "benchmark",
-        "instruction",
-        "reward",
-        "rewards",
-        "reward_components",
-        "system_outcome",
-        "point",
-        "variant",
-        "trace",
-        "verdict",
-    }
-)
-
-
 def _components(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The reward components: one table, or one per role (a multi-agent episode)."""
     components = as_dict(record.get("reward_components"))
@@ -502,7 +492,7 @@ def episode_context(
         "more_turns": max(0, len(turns) - MAX_TURNS),
         "components": _components(record),
         "verdict": [(short(k, 80), pretty(v, 4000)) for k, v in verdict.items()],
-        "other": [(short(k, 80), pretty(v, 4000)) for k, v in record.items() if k not in _SHOWN],
+        "other": [(short(k, 80), pretty(v, 4000)) for k, v in record.items() if k not in SECTION_FIELDS],
     }
 
 

@@ -18,14 +18,13 @@ from typing import Any
 
 from ..transcript import as_dict, as_list
 
-#: record fields that are the record's machinery, never labels
-RECORD_FIELDS = frozenset(
+#: record fields an episode page shows in sections of their own
+SECTION_FIELDS = frozenset(
     {
         "task_id",
         "template_id",
         "benchmark",
         "instruction",
-        "seed",
         "reward",
         "rewards",
         "reward_components",
@@ -34,14 +33,13 @@ RECORD_FIELDS = frozenset(
         "variant",
         "trace",
         "verdict",
-        "log",
-        "roles",
-        "turns",
-        "void",
-        "simulator_errors",
-        "played_task_id",
-        "failed_role",
     }
+)
+
+#: record fields that are the record's machinery, never labels (those without a section of their own
+#: go under an episode page's "other fields")
+RECORD_FIELDS = SECTION_FIELDS | frozenset(
+    {"seed", "log", "roles", "turns", "void", "simulator_errors", "played_task_id", "failed_role"}
 )
 
 
@@ -101,6 +99,22 @@ def terminal_calls(record: Mapping[str, Any]) -> tuple[int, ...]:
     found = [call_index(c) for c in call_records(record) if c.get("name") == name and c.get("ok") is True]
     found = [i for i in found if i is not None]
     return (found[-1],) if found else ()
+
+
+def flagged(verdict: Mapping[str, Any], *flags: tuple[str, str, Sequence[int]]) -> list[Finding]:
+    """A finding for each ``(flag, text, calls)`` whose verdict flag is true (a judge's boolean outcome
+    that names its own rule), in the order given."""
+    return [Finding(flag, text, tuple(calls)) for flag, text, calls in flags if verdict.get(flag) is True]
+
+
+def unexplained(
+    verdict: Mapping[str, Any], findings: list[Finding], outcome: str, text: str
+) -> list[Finding]:
+    """``findings``, and when the verdict's headline ``outcome`` is false and none of them explains it, a
+    finding that says so (``text``): a failed episode never shows an empty verdict."""
+    if verdict.get(outcome) is False and not findings:
+        return [*findings, Finding(outcome, text)]
+    return findings
 
 
 def shown_value(value: Any) -> str:
