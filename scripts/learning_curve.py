@@ -156,50 +156,65 @@ def _pooled(pairs: Sequence[tuple[int, int]]) -> float:
 
 
 def evaluate(
-    model_dir: Path, benchmark: Benchmark, task_ids: list[str], max_new_tokens: int
-) -> dict[str, Any]:
-    """Greedy episodes of the checkpoint: goal rate, unsafe rate (the benchmark's verdict boolean), the
-    share of turns that were a well-formed tool call (pooled over turns) and mean reward, each
-    ``{"value", "ci"}`` with a 95% bootstrap interval over tasks."""
-    import gymnasium as gym
+    model_dir: Path,
+    benchmark: Benchmark,
+    sets: dict[str, list[str]],
+    max_new_tokens: int,
+    run_dir: Path,
+    *,
+    max_steps: int | None = None,
+    concurrency: int = 8,
+) -> dict[str, dict[str, Any]]:
+    """Greedy episodes of the checkpoint on every set, through :func:`tooltrap.evaluate.evaluate` (the
+    episodes written to ``run_dir/episodes.jsonl`` as they end, ``concurrency`` of them generated in one
+    batch; ``max_steps`` the episode's turn limit, default the benchmark's). Per set: goal rate, unsafe
+    rate (the benchmark's verdict boolean), the share of turns that were a well-formed tool call (pooled
+    over turns) and mean reward, each ``{"value", "ci"}`` with a 95% bootstrap interval over tasks."""
+    import shutil
 
     from tooltrap.agents import make_agent
-    from tooltrap.evaluate import run_episode
+    from tooltrap.evaluate import evaluate as run_eval
 
-    env = gym.make(benchmark.env_id, **env_kwargs(benchmark))
+    # a fresh folder: the checkpoint of a stage is new each run, and a resumed run would keep the
+    # episodes of an older one (the run's identity is the folder's path, not the weights)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    kwargs = env_kwargs(benchmark) | ({"max_steps": max_steps} if max_steps else {})
     agent = make_agent(f"hf:{model_dir}", max_new_tokens=max_new_tokens)
-    goals: list[float] = []
-    unsafe: list[float] = []
-    rewards: list[float] = []
-    formed: list[tuple[int, int]] = []
-    for task_id in task_ids:
-        record = run_episode(env, agent, task_id, seed=0)
-        goals.append(float(bool(record["verdict"].get("goal"))))
-        unsafe.append(float(bool(record["verdict"].get(benchmark.unsafe))))
-        rewards.append(float(record["reward"]))
-        steps = record["trace"]["steps"]
-        ok = sum(s.get("format") not in (None, "plain_text", "none") and not s.get("error") for s in steps)
-        formed.append((ok, len(steps)))
-    env.close()
+    ids = [t for s in SETS for t in sets[s]]
+    records = run_eval(
+        benchmark.env_id, agent, run_dir, tasks=",".join(ids), env_kwargs=kwargs, concurrency=concurrency
+    )
+    by_task = {r["task_id"]: r for r in records}
 
     def mean(xs: Sequence[float]) -> float:
         return sum(xs) / len(xs) if xs else math.nan
 
-    return {
-        "n": len(task_ids),
-        "goal": {"value": mean(goals), "ci": bootstrap_ci(goals)},
-        "unsafe": {"value": mean(unsafe), "ci": bootstrap_ci(unsafe)},
-        "well_formed": {"value": _pooled(formed), "ci": bootstrap_ci(formed, _pooled)},
-        "reward": {"value": mean(rewards), "ci": bootstrap_ci(rewards)},
-    }
+    out: dict[str, dict[str, Any]] = {}
+    for name in SETS:
+        chosen = [by_task[t] for t in sets[name]]
+        goals = [float(bool(r["verdict"].get("goal"))) for r in chosen]
+        unsafe = [float(bool(r["verdict"].get(benchmark.unsafe))) for r in chosen]
+        rewards = [float(r["reward"]) for r in chosen]
+        formed = [
+            (sum(s.get("format") not in (None, "plain_text", "none") and not s.get("error") for s in steps), len(steps))
+            for steps in (r["trace"]["steps"] for r in chosen)
+        ]  # fmt: skip
+        out[name] = {
+            "n": len(chosen),
+            "goal": {"value": mean(goals), "ci": bootstrap_ci(goals)},
+            "unsafe": {"value": mean(unsafe), "ci": bootstrap_ci(unsafe)},
+            "well_formed": {"value": _pooled(formed), "ci": bootstrap_ci(formed, _pooled)},
+            "reward": {"value": mean(rewards), "ci": bootstrap_ci(rewards)},
+        }
+    return out
 
 
 def gold_token_lengths(
     model_dir: Path, benchmarks: dict[str, Benchmark], sets: dict[str, Any]
 ) -> dict[str, Any]:
-    """Per benchmark, in the model's tokens: the longest gold assistant turn (what one generation must
-    fit) and the longest gold completion (every turn after the prompt, tool results included: what a
-    GRPO rollout must fit), over all three sets."""
+    """Per benchmark, in the model's tokens: the longest gold assistant turn over all three sets (what
+    one generation must fit) and the longest gold completion of the training tasks (every turn after
+    the prompt, tool results included: what a GRPO rollout, which plays only training tasks, must fit)."""
     from transformers import AutoTokenizer
 
     from tooltrap.training import gold_rows, tokenize_messages
@@ -208,6 +223,7 @@ def gold_token_lengths(
     out: dict[str, Any] = {}
     for name, bench in benchmarks.items():
         ids = [t for s in SETS for t in sets[name][s]]
+        train = set(sets[name]["train"])
         turn = completion = 0
         for row in gold_rows(bench.env_id, env_kwargs=env_kwargs(bench), tasks=",".join(ids)):
             mask = tokenize_messages(row["messages"], row["tools"], tok)["assistant_masks"]
@@ -215,9 +231,29 @@ def gold_token_lengths(
             for m in mask:
                 run = run + 1 if m else 0
                 turn = max(turn, run)
-            if 1 in mask:
+            if 1 in mask and row["task_id"] in train:
                 completion = max(completion, len(mask) - mask.index(1))
         out[name] = {"gold_turn": turn, "gold_completion": completion}
+    return out
+
+
+def prompt_tokens(model_dir: Path, benchmarks: dict[str, Benchmark], sets: dict[str, Any]) -> dict[str, Any]:
+    """Per benchmark, in the model's tokens, over the training tasks: the GRPO prompts and the SFT rows
+    (median, max, how many under 700: :func:`prompt_tokens.count`)."""
+    from transformers import AutoTokenizer
+
+    try:
+        import prompt_tokens as counter
+    except ImportError:  # imported as a module of scripts (the tests)
+        from scripts import prompt_tokens as counter
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    out: dict[str, Any] = {}
+    for name, bench in benchmarks.items():
+        prompts, rows = counter.count(
+            bench.env_id, env_kwargs(bench), tok, ",".join(sets[name]["train"]), None
+        )
+        out[name] = {"grpo_prompt": counter.summary(prompts), "sft_row": counter.summary(rows)}
     return out
 
 
@@ -295,46 +331,19 @@ def run_sft(
 def combined_rollout(
     benchmarks: dict[str, Benchmark], sets: dict[str, Any]
 ) -> tuple[Callable[..., Any], list[dict[str, Any]]]:
-    """A ``rollout_func`` over several benchmarks (each prompt goes to its benchmark's
-    :func:`make_rollout_func`, order kept) and the training dataset's rows. Only the episode reward is
-    passed on: the benchmarks' reward components differ."""
+    """A ``rollout_func`` over several benchmarks (:func:`make_rollout_func` of their mix: each prompt
+    played in its own benchmark's env; only the episode reward passed on, their components differ) and
+    the training dataset's rows."""
     from tooltrap.training import task_rows
     from tooltrap.training.rollout import make_rollout_func
 
-    def key(prompt: list[dict[str, Any]]) -> tuple[str, ...]:
-        return tuple(str(m.get("content", "")) for m in prompt)
-
-    owner: dict[tuple[str, ...], str] = {}
-    funcs: dict[str, Any] = {}
-    dataset: list[dict[str, Any]] = []
-    for name, bench in benchmarks.items():
-        kwargs = env_kwargs(bench)
-        funcs[name] = make_rollout_func(bench.env_id, env_kwargs=kwargs, max_turns=4)
-        for r in task_rows(bench.env_id, env_kwargs=kwargs, tasks=",".join(sets[name]["train"])):
-            owner[key(r["prompt"])] = name
-            dataset.append({"prompt": r["prompt"]})
-
-    def rollout_func(prompts: list[list[dict[str, Any]]], trainer: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "prompt_ids": [],
-            "completion_ids": [],
-            "logprobs": None,
-            "env_mask": [],
-            "env_reward": [],
-        }
-        i = 0
-        while i < len(prompts):
-            name = owner[key(prompts[i])]
-            j = i
-            while j < len(prompts) and owner[key(prompts[j])] == name:
-                j += 1
-            part = funcs[name](prompts[i:j], trainer)
-            for field in ("prompt_ids", "completion_ids", "env_mask", "env_reward"):
-                out[field] += part[field]
-            i = j
-        return out
-
-    return rollout_func, dataset
+    mix = {bench.env_id: env_kwargs(bench) for bench in benchmarks.values()}
+    dataset = [
+        {"prompt": r["prompt"]}
+        for name, bench in benchmarks.items()
+        for r in task_rows(bench.env_id, env_kwargs=mix[bench.env_id], tasks=",".join(sets[name]["train"]))
+    ]
+    return make_rollout_func(mix, max_turns=4), dataset
 
 
 def run_grpo(
@@ -385,26 +394,6 @@ def run_grpo(
     return [h for h in trainer.state.log_history if "reward" in h], int(trainer.state.global_step)
 
 
-def _legacy_table(result: dict[str, Any]) -> str:
-    """The table of a JSON written before ``--benchmarks`` (one env, plain numbers)."""
-    from tooltrap.wrappers.eval.table import Estimate, Table, count, number, signed, text
-
-    out = Table(
-        "learning curve",
-        [text("stage"), count("steps"), text("goal train / held-out instances / held-out templates"),
-         signed("mean reward (train) [95% CI]"), number("well-formed tool-call rate")],
-    )  # fmt: skip
-    for stage in result["stages"]:
-        goals = " / ".join(
-            f"{round(stage['eval'][s]['goal'] * stage['eval'][s]['n'])} of {stage['eval'][s]['n']}"
-            for s in SETS
-        )
-        train = stage["eval"]["train"]
-        lo, hi = train["reward_ci"]
-        out.add(stage["name"], stage["steps"], goals, Estimate(train["reward"], lo, hi), train["well_formed"])
-    return out.markdown()
-
-
 def _estimate(m: dict[str, Any], signed: bool = False) -> str:
     lo, hi = m["ci"]
     f = "{:+.2f}" if signed else "{:.2f}"
@@ -412,9 +401,7 @@ def _estimate(m: dict[str, Any], signed: bool = False) -> str:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The README's table: one row per stage (and, since ``--benchmarks``, per benchmark and set)."""
-    if "benchmarks" not in result:
-        return _legacy_table(result)
+    """The docs' table: one row per stage, benchmark and set."""
     from tooltrap.wrappers.eval.table import Table, count, text
 
     out = Table(
@@ -434,10 +421,6 @@ def table(result: dict[str, Any]) -> str:
     return out.markdown()
 
 
-def _value(e: Any) -> float:
-    return e["value"] if isinstance(e, dict) else e
-
-
 def plot(result: dict[str, Any], path: Path) -> None:
     """Reward against the optimizer step: a panel per benchmark, a line per evaluation set (its own
     colour, marker and line style: the held-out sets often lie on each other), the GRPO training reward
@@ -447,15 +430,14 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
     plt = pyplot()
     stages = result["stages"]
-    legacy = "benchmarks" not in result
-    names = [result["env_id"]] if legacy else list(result["benchmarks"])
+    names = list(result["benchmarks"])
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names) + 3.3, 4.4), squeeze=False)
     xs = [s["cumulative_steps"] for s in stages]
     grpo = result.get("grpo_log") or []
     for ax, name in zip(axes[0], names, strict=True):
         for i, set_name in enumerate(SETS):
             style = series_style(i)
-            ys = [_value((s["eval"] if legacy else s["eval"][name])[set_name]["reward"]) for s in stages]
+            ys = [s["eval"][name][set_name]["reward"]["value"] for s in stages]
             ax.plot(xs, ys, color=style.color, marker=style.marker, linestyle=("-", "--", ":")[i % 3],
                     markersize=7 - 1.5 * i, label=f"greedy eval: {set_name}")  # fmt: skip
         if grpo and len(stages) > 2:
@@ -479,7 +461,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
                         textcoords="offset points", ha="right" if last else "left", va="top", color="0.3")  # fmt: skip
         ax.set_xlabel("optimizer step (SFT, then GRPO)")
         ax.set_ylabel("mean episode reward")
-        env_id = name if legacy else result["benchmarks"][name]["env_id"]
+        env_id = result["benchmarks"][name]["env_id"]
         ax.set_title(f"{env_id} subset: base, SFT, GRPO\n{result['model']}", fontsize=8)
     axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
@@ -500,7 +482,7 @@ def build_parser() -> Any:
     parser.add_argument("--sft-steps", type=int, default=300)
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument(
-        "--sft-lr", type=float, default=None, help="default 3e-3 (tiny), 2e-4 (LoRA), 2e-5 (full)"
+        "--sft-lr", type=float, default=None, help="default 3e-3 (tiny), 1e-3 (LoRA), 2e-5 (full)"
     )
     parser.add_argument(
         "--grpo-lr", type=float, default=None, help="default 1e-4 (tiny), 5e-5 (LoRA), 5e-6 (full)"
@@ -515,6 +497,8 @@ def build_parser() -> Any:
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--max-new-tokens", type=int, default=None, help="default: the longest gold assistant turn + 16")  # fmt: skip
+    parser.add_argument("--eval-max-steps", type=int, default=None, help="the evaluation episodes' turn limit (default: the benchmark's)")  # fmt: skip
+    parser.add_argument("--eval-batch", type=int, default=8, help="evaluation episodes generated in one batch")  # fmt: skip
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument(
         "--replot",
@@ -570,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
         n_params = AutoModelForCausalLM.from_pretrained(base).num_parameters()
         model_name = f"{args.model}, {n_params / 1e6:.1f}M parameters"
     lora_r = 0 if tiny else (16 if args.lora_r is None else args.lora_r)
-    sft_lr = args.sft_lr or (3e-3 if tiny else 2e-4 if lora_r else 2e-5)
+    sft_lr = args.sft_lr or (3e-3 if tiny else 1e-3 if lora_r else 2e-5)
     grpo_lr = args.grpo_lr or (1e-4 if tiny else 5e-5 if lora_r else 5e-6)
     generations = args.num_generations or (8 if tiny else 4)
     sets = {name: split_tasks(b, args.limit) for name, b in benchmarks.items()}
@@ -584,6 +568,14 @@ def main(argv: list[str] | None = None) -> int:
         f"longest gold completion {longest_completion} tokens -> GRPO max_completion_length {completion} "
         f"({json.dumps(lengths)})"
     )
+    tokens = prompt_tokens(base, benchmarks, sets)
+    for name, t in tokens.items():
+        print(
+            f"{name} training tasks, tokens: GRPO prompt median {t['grpo_prompt']['median']} / max "
+            f"{t['grpo_prompt']['max']} ({t['grpo_prompt']['under_budget']} of {t['grpo_prompt']['n']} under "
+            f"700); SFT row median {t['sft_row']['median']} / max {t['sft_row']['max']} "
+            f"({t['sft_row']['under_budget']} of {t['sft_row']['n']} under 700)"
+        )
     if max_new_tokens <= longest_turn:
         print(
             f"warning: --max-new-tokens {max_new_tokens} cannot hold the longest gold turn ({longest_turn})"
@@ -603,6 +595,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, b in benchmarks.items()
         },  # fmt: skip
         "gold_tokens": lengths,
+        "prompt_tokens": tokens,
         "max_new_tokens": max_new_tokens,
         "grpo_max_completion_length": completion,
         "settings": {
@@ -612,11 +605,17 @@ def main(argv: list[str] | None = None) -> int:
             "num_generations": generations,
             "limit": args.limit,
             "minutes": args.minutes,
+            "eval_max_steps": args.eval_max_steps,
+            "eval_batch": args.eval_batch,
         },  # fmt: skip
         "stages": [],
         "stage_seconds": {},
         "cut": [],
     }
+
+    def save() -> None:
+        """The result so far (each stage's evaluation adds to it): a run stopped later keeps it."""
+        (out / "curve.json").write_text(json.dumps(result, indent=1) + "\n")
 
     def timed(label: str, run: Callable[[], Any]) -> Any:
         t0 = time.monotonic()
@@ -626,14 +625,17 @@ def main(argv: list[str] | None = None) -> int:
         return value
 
     def stage(name: str, model_dir: Path, steps: int, cumulative: int) -> None:
+        slug = name.lower().replace(" ", "-")
         evals = timed(
             f"eval {name}",
             lambda: {
-                b: {s: evaluate(model_dir, bench, ids, max_new_tokens) for s, ids in sets[b].items()}
+                b: evaluate(model_dir, bench, sets[b], max_new_tokens, out / "eval" / slug / b,
+                            max_steps=args.eval_max_steps, concurrency=args.eval_batch)
                 for b, bench in benchmarks.items()
             },
-        )
+        )  # fmt: skip
         result["stages"].append({"name": name, "steps": steps, "cumulative_steps": cumulative, "eval": evals})
+        save()
         print(f"  {name}: " + json.dumps({b: {s: round(e["goal"]["value"], 2) for s, e in v.items()} for b, v in evals.items()}))  # fmt: skip
 
     stage("base model", base, 0, 0)
@@ -668,7 +670,7 @@ def main(argv: list[str] | None = None) -> int:
             result["cut"].append(f"GRPO stopped at step {grpo_steps} of {args.grpo_steps} (budget)")
         stage("GRPO from SFT", out / "grpo", grpo_steps, sft_steps + grpo_steps)
     result["seconds"] = round(time.monotonic() - started)
-    (out / "curve.json").write_text(json.dumps(result, indent=1) + "\n")
+    save()
     plot(result, out / "curve.png")
     print(table(result))
     print("stage times: " + ", ".join(f"{k} {v} s" for k, v in result["stage_seconds"].items()))

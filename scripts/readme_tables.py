@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,20 @@ def curve_table() -> str:
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     result = json.loads(CURVE.read_text(encoding="utf-8"))
-    return f"{module.table(result)}\n\n{result['model']}, {result['seconds']} s on this machine's CPU."
+    times = ", ".join(f"{stage} {seconds} s" for stage, seconds in result["stage_seconds"].items())
+    cut = "; ".join(result["cut"]) or "nothing"
+    tokens = "; ".join(
+        f"{name}: GRPO prompts {t['grpo_prompt']['median']:g} / {t['grpo_prompt']['max']} "
+        f"({t['grpo_prompt']['under_budget']} of {t['grpo_prompt']['n']} under 700), SFT rows "
+        f"{t['sft_row']['median']:g} / {t['sft_row']['max']} ({t['sft_row']['under_budget']} of "
+        f"{t['sft_row']['n']} under 700)"
+        for name, t in result.get("prompt_tokens", {}).items()
+    )
+    return (
+        f"{module.table(result)}\n\n{result['model']}, {result['seconds']} s on this machine's CPU "
+        f"(stage times: {times}; cut to fit the budget: {cut})."
+        + (f" Training tasks' tokens, median / max: {tokens}." if tokens else "")
+    )
 
 
 SENTRY = ROOT / "docs" / "sentry_baselines.json"
@@ -135,25 +149,36 @@ SENTRY_COLUMNS = (
 )
 
 
-def sentry_table(result: dict) -> str:
-    """The SentryBench baselines under every defense, from docs/sentry_baselines.json."""
-    table = Table(
-        "sentry",
-        [
-            text("agent + defense"),
-            *(number(label) if key == "harm" else rate(label) for label, key in SENTRY_COLUMNS),
-        ],
-    )
-    for name, run in result["runs"].items():
+def _runs_table(
+    title: str,
+    first: str,
+    columns: Sequence[tuple[str, str | None]],
+    runs: dict[str, dict[str, Any]],
+    *,
+    pair: tuple[str, str],
+    kind: Callable[[str, str | None], Column] = lambda label, _key: rate(label),
+) -> Table:
+    """A row per run and a column per ``(label, key)`` of its stored estimates; the column whose key is
+    None shows the two estimates ``pair`` names (as "a / b")."""
+    table = Table(title, [text(first), *(kind(label, key) for label, key in columns)])
+    for name, run in runs.items():
         table.add(
             name,
             *(
-                (_stored(run["over_refusal_transcript"]), _stored(run["over_refusal_report"]))
-                if key is None
-                else _stored(run[key])
-                for _, key in SENTRY_COLUMNS
+                (_stored(run[pair[0]]), _stored(run[pair[1]])) if key is None else _stored(run[key])
+                for _, key in columns
             ),
         )
+    return table
+
+
+def sentry_table(result: dict) -> str:
+    """The SentryBench baselines under every defense, from docs/sentry_baselines.json."""
+    table = _runs_table(
+        "sentry", "agent + defense", SENTRY_COLUMNS, result["runs"],
+        pair=("over_refusal_transcript", "over_refusal_report"),
+        kind=lambda label, key: number(label) if key == "harm" else rate(label),
+    )  # fmt: skip
     detector = result["detector"]
     parts = [
         f"{label}: precision {detector[key]['precision']:.2f}, recall {detector[key]['recall']:.2f} "
@@ -231,17 +256,9 @@ REPRODUCTION_END = "<!-- agentprop-reproduction:end -->"
 
 def agentprop_table(result: dict) -> str:
     """The AgentProp baselines (core tasks x five injections) and the interceptor's paired effect."""
-    table = Table("agentprop", [text("run"), *(rate(label) for label, _ in AGENTPROP_COLUMNS)])
-    for name, run in result["core"].items():
-        table.add(
-            name,
-            *(
-                (_stored(run["accuracy_clean"]), _stored(run["accuracy_injected"]))
-                if key is None
-                else _stored(run[key])
-                for _, key in AGENTPROP_COLUMNS
-            ),
-        )
+    table = _runs_table(
+        "agentprop", "run", AGENTPROP_COLUMNS, result["core"], pair=("accuracy_clean", "accuracy_injected")
+    )
     paired = Table(
         "interceptor",
         [text("interceptor run"), rate("hallucination without"), rate("with"), count("abstained"),

@@ -32,6 +32,9 @@ def test_learning_curve_runs_every_stage_on_two_benchmarks(tmp_path: Path) -> No
     assert result["benchmarks"]["agentprop"]["unsafe"] == "fabricated"
     longest = max(v["gold_turn"] for v in result["gold_tokens"].values())
     assert result["max_new_tokens"] > longest > 0
+    for tokens in result["prompt_tokens"].values():  # the training tasks' prompts and rows, counted
+        assert tokens["grpo_prompt"]["n"] == tokens["sft_row"]["n"] == 1
+        assert 0 < tokens["grpo_prompt"]["max"] < tokens["sft_row"]["max"]
     assert [s["name"] for s in result["stages"]] == ["base model", "SFT", "GRPO from SFT"]
     assert [s["steps"] for s in result["stages"]] == [0, 2, 1]
     for stage in result["stages"]:
@@ -52,9 +55,3 @@ def test_learning_curve_runs_every_stage_on_two_benchmarks(tmp_path: Path) -> No
     table = learning_curve.table(result)
     assert table.count("\n") == 1 + 3 * 2 * 3  # header rule + stage x benchmark x set rows
     assert "fabrication rate" in table and "CD rate" in table
-
-
-def test_the_recorded_single_benchmark_curve_still_renders() -> None:
-    """docs/learning_curve.json from before --benchmarks renders the table it always did."""
-    result = json.loads(learning_curve.DOCS_JSON.read_text(encoding="utf-8"))
-    assert "goal train / held-out instances / held-out templates" in learning_curve.table(result)
