@@ -4,7 +4,7 @@ templates, and held-out templates, for one or more benchmarks.
 
 Usage: python scripts/learning_curve.py [--model tiny|smollm2|PATH] [--benchmarks sabench,agentprop]
        [--out runs/learning-curve] [--sft-steps 300] [--grpo-steps 40] [--lora-r 16] [--minutes 60]
-       [--limit N] [--hidden 128] [--layers 4] [--write-docs]
+       [--limit N] [--eval-max-steps N] [--eval-batch 8] [--hidden 128] [--layers 4] [--write-docs]
 
 Every benchmark runs on its compact prompts (``compact_env_kwargs``: compact tool schemas, and for
 SABench only the task's tools, the state not shown, the short system prompt), so GRPO goes through
@@ -14,7 +14,10 @@ of every training template is held out (held-out instances); whole templates of 
 out (held-out templates). ``--model tiny`` (default) trains a small random Qwen2 in full; a pretrained
 model (``smollm2``, a folder) trains LoRA adapters (``--lora-r``, 0 for full fine-tuning), merged after
 each stage. The evaluation's ``max_new_tokens`` is set above the longest gold assistant turn in the
-model's tokens (printed).
+model's tokens (printed); it runs through :func:`tooltrap.evaluate.evaluate` (``--eval-batch`` episodes
+generated in one batch, each written to ``OUT/eval/STAGE/BENCHMARK/episodes.jsonl`` as it ends;
+``--eval-max-steps`` caps an episode's turns). The token counts of the training tasks' GRPO prompts and
+SFT rows are printed and recorded.
 
 After each stage: goal rate, the benchmark's unsafe rate (SABench: consequential damage, the verdict's
 ``cd``; AgentProp: fabrication, ``fabricated``), the well-formed tool-call rate (the share of turns
@@ -22,9 +25,11 @@ parsed as a tool call without error) and the mean reward, each with a 95% bootst
 tasks. Prints the table and each stage's time; with ``--minutes`` a stage that would run past the
 budget is stopped early (SFT gets at most half of what the base evaluation leaves, GRPO stops where the
 final evaluation would no longer fit) and the JSON says what was cut. Writes ``curve.png`` (reward
-against step) and ``curve.json``; with ``--write-docs`` the JSON goes to docs/learning_curve.json,
-from which scripts/readme_tables.py writes the README's table. CI does not run it (several minutes);
-``tests/test_readme.py`` checks the README shows what the JSON holds.
+against step) and ``curve.json`` (after every stage: a run stopped later keeps what it measured); with
+``--write-docs`` the JSON goes to docs/learning_curve.json, from which scripts/readme_tables.py writes
+the table of docs/training.md. CI does not run it (half an hour with SmolLM2 on 2 cores);
+``tests/test_readme.py`` checks the docs show what the JSON holds, and
+``tests/training/test_learning_curve.py`` runs every stage on the tiny model.
 """
 
 from __future__ import annotations

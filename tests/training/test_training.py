@@ -357,6 +357,28 @@ def test_every_demonstration_survives_datasets_and_is_the_envs_own_episode(tiny_
     assert out["rows"] > 60 and out["looked_up"] > 10
 
 
+def test_a_demonstration_that_states_what_no_message_showed_is_counted():
+    """``_states_unshown``: a record's title in an assistant turn before any message showed it is
+    listed; once a tool result has shown it, stating it is fine."""
+    from types import SimpleNamespace
+
+    from scripts.check_demonstrations import _states_unshown
+
+    title = "Migrate CI runners to ARM"
+    task = SimpleNamespace(
+        initial_state=SimpleNamespace(collections={"tickets": {"TKT-1": {"id": "TKT-1", "title": title}}})
+    )
+    answer = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"function": {"name": "respond", "arguments": {"message": f"TKT-1 ({title}) done."}}}],
+    }
+    user = {"role": "user", "content": "Mark TKT-1 as in progress."}
+    read = {"role": "tool", "content": json.dumps({"result": {"id": "TKT-1", "title": title}})}
+    assert _states_unshown(task, [user, answer]) == [title]
+    assert _states_unshown(task, [user, read, answer]) == []
+
+
 def test_chat_messages_through_arrow_would_gain_null_arguments():
     """Why SFT rows are tokenized before ``datasets``: Arrow merges the argument dicts of all tool calls."""
     from datasets import Dataset
