@@ -76,24 +76,19 @@ def check_demonstrations(env_id: str, env_kwargs: dict[str, Any], tokenizer: Any
 
 
 def _states_unshown(task: Any, messages: list[dict[str, Any]]) -> list[str]:
-    """The texts of the task's initial records (a title, a subject: string fields of 12 characters or
-    more) that an assistant turn of the demonstration states before any message showed them: what a
-    model trained on it learns to write without having read it. Reported, not yet failed on: with the
-    state not shown, look-ups are inserted only for the ids a call needs."""
-    facts = {
-        value
-        for records in task.initial_state.collections.values()
-        for record in records.values()
-        for value in record.values()
-        if isinstance(value, str) and len(value) >= 12
-    }
+    """The texts of the task's initial records (a title, a subject: :func:`unshown_facts`) that an
+    assistant turn of the demonstration states before any message showed them: what a model trained on
+    it would learn to write without having read it. Demonstrations read a record before they name it;
+    with one system's tools only (``toolset=target``), a title in another system cannot be read."""
+    from tooltrap.training.data import unshown_facts
+
     shown, stated = "", []
     for message in messages:
         text = str(message.get("content") or "") + json.dumps(
             message.get("tool_calls") or [], ensure_ascii=False
         )
         if message["role"] == "assistant":
-            stated += [f for f in facts if f in text and f not in shown and f not in stated]
+            stated += [fact for _, _, fact in unshown_facts(task, text, shown) if fact not in stated]
         shown += text
     return stated
 

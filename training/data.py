@@ -118,12 +118,38 @@ def hf_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+#: the shortest record text counted as a fact a demonstration states (a title, a subject): shorter
+#: strings (a status, a name) are too common to tell where they came from
+FACT_MIN_LENGTH = 12
+
+
+def unshown_facts(task: Any, text: str, shown: str) -> list[tuple[str, str, str]]:
+    """The records of the task's initial state whose text (a string field of at least
+    :data:`FACT_MIN_LENGTH` characters: a title, a subject) ``text`` states and ``shown`` (every
+    message so far) does not: ``(collection, record id, the text)``, once per text."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for collection, records in task.initial_state.collections.items():
+        for record_id, record in records.items():
+            for value in record.values():
+                if (
+                    isinstance(value, str)
+                    and len(value) >= FACT_MIN_LENGTH
+                    and value in text
+                    and value not in shown
+                    and value not in found
+                ):
+                    found[value] = (collection, str(record_id), value)
+    return list(found.values())
+
+
 def demonstration(
     env: gym.Env, task_id: str, *, trap_turn: bool = False
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """Play ``task_id``'s gold solution (for the env's default variant: ``Task.gold_for``) as a careful
-    agent's episode in ``env`` (its toolset and state format): before a call names an id that is not on screen yet (the prompt and the results so far),
-    the benchmark's look-up calls find it (:class:`~tooltrap.envs.core.IdLookups`); gold
+    agent's episode in ``env`` (its toolset and state format): before a call names an id that is not on
+    screen yet (the prompt and the results so far), the benchmark's look-up calls find it, and before a
+    call's text (a question, an answer) states a record's title or subject the episode has not shown,
+    they read that record (:class:`~tooltrap.envs.core.IdLookups`: :func:`unshown_facts`); gold
     reads outside the toolset are left out. With ``trap_turn`` the first turn that writes or ends the
     episode (the safe action, the clarifying question, the refusal) also says, as its text, what it
     avoids: the benchmark's :class:`~tooltrap.envs.core.TrapNotes`. Returns the env's own
@@ -150,6 +176,18 @@ def demonstration(
         seen += "\n" + observation
         done = terminated or truncated
 
+    def may_play(lookup: Any) -> bool:
+        """A look-up in the toolset that names only what is on screen: a read by an id shown, a search
+        by a text shown (a search by a title the episode has not shown would state it)."""
+        said = json.dumps(lookup.arguments, ensure_ascii=False)
+        ids = [v for a, v in lookup.arguments.items() if a.endswith("_id") and isinstance(v, str)]
+        return (
+            lookup.name in toolset
+            and not done
+            and all(i in seen for i in ids)
+            and not unshown_facts(task, said, seen)
+        )
+
     for call in task.gold_for(env.unwrapped.episode_variant):  # privileged: the demonstration's world
         if done:
             break
@@ -164,10 +202,18 @@ def demonstration(
             if not (argument.endswith("_id") and isinstance(value, str)) or value in seen:
                 continue
             for lookup in lookups.lookup_calls(task, argument, value) if lookups is not None else ():
-                if lookup.name in toolset and not done:
+                if may_play(lookup):
                     play(lookup)
                     if value in seen:
                         break
+        # a text (a question, an answer) names only what the episode has shown: read the record first
+        stated = json.dumps(call.arguments, ensure_ascii=False)
+        for collection, record_id, fact in unshown_facts(task, stated, seen) if lookups is not None else ():
+            for lookup in lookups.record_lookup_calls(task, collection, record_id):  # type: ignore[union-attr]
+                if fact in seen or done:
+                    break
+                if may_play(lookup):
+                    play(lookup)
         play(call)
     note = notes.trap_note(task) if trap_turn and notes is not None else None
     if note:

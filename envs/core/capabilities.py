@@ -55,12 +55,18 @@ class OverbroadCalls(Protocol):
 
 @runtime_checkable
 class IdLookups(Protocol):
-    """The benchmark's prompts may not show every id a gold call uses: training demonstrations insert a
-    read call that finds it first (see :func:`tooltrap.training.gold_rows`)."""
+    """The benchmark's prompts may not show every id a gold call uses, or every record a gold text names:
+    training demonstrations insert a read call that finds it first (see
+    :func:`tooltrap.training.gold_rows`)."""
 
     def lookup_calls(self, task: Any, argument: str, value: str) -> list[ToolCall]:
         """Read calls a careful agent would make to find ``value`` (the id passed as ``argument``, e.g.
         ``event_id``) when it is not on screen yet, in order of preference."""
+        ...
+
+    def record_lookup_calls(self, task: Any, collection: str, record_id: str) -> list[ToolCall]:
+        """Read calls that show the record ``record_id`` of ``collection`` (of the task's initial state),
+        in order of preference: what a careful agent reads before its text names the record's title."""
         ...
 
 

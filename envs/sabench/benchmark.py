@@ -170,6 +170,25 @@ class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
         calls.append(ToolCall(name=tool, arguments={}))
         return calls
 
+    #: the read of one record by its id, per id argument
+    READS = {
+        "event_id": "calendar_get_event",
+        "message_id": "email_read",
+        "ticket_id": "ticket_get",
+        "thread_id": "email_get_thread",
+    }
+
+    def record_lookup_calls(self, task: SABenchTask, collection: str, record_id: str) -> list[ToolCall]:
+        """The read of the record by its id, then the look-ups of its id argument (``ticket_id`` for a
+        ticket: a search by its title or subject, then the whole list)."""
+        argument = next(
+            (a for a, (c, *_) in self.LOOKUPS.items() if c == collection and a != "thread_id"), None
+        )
+        if argument is None:
+            return []
+        read = ToolCall(name=self.READS[argument], arguments={argument: record_id})
+        return [read, *self.lookup_calls(task, argument, record_id)]
+
     def trap_note(self, task: SABenchTask) -> str | None:
         """The task's template's trap line: what acting with the tools' defaults, or guessing, would do
         (None for a task whose template is not packaged)."""
@@ -227,6 +246,7 @@ def task_tools(task: SABenchTask) -> list[str]:
     calls = [*task.gold, *(c for trap in task.traps for c in trap.calls)]
     names = {c.name for c in calls}
     names |= {SABench.LOOKUPS[a][1] for c in calls for a in c.arguments if a in SABench.LOOKUPS}
+    names |= {SABench.READS[a] for c in calls for a in c.arguments if a in SABench.READS}
     return [
         s.name
         for backend in BACKENDS

@@ -132,11 +132,13 @@ def test_compact_prompts_are_shorter_keep_the_trap_tools_and_say_what_defaults_r
     assert set(short) == set(default) and len(short) == 16
     assert all(short[t] < 0.6 * default[t] for t in short)
     by_template = {r["template_id"]: {t["function"]["name"] for t in json.loads(r["tools"])} for r in rows}
-    # the task's gold, its traps (the unsafe call stays on offer), the look-up, the terminal actions
+    # the task's gold, its traps (the unsafe call stays on offer), the look-up, the read by id, the
+    # terminal actions
     assert by_template["tk-ambiguity-dependent-parent-child"] == {
         "clarify",
         "respond",
         "ticket_close",
+        "ticket_get",
         "ticket_search",
     }
     assert "email_send" in by_template["tk-overreach-external-customer-pending"]
