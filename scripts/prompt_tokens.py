@@ -2,14 +2,15 @@
 (``tooltrap.training.environment.COMPACT_PROMPTS``: compact tool schemas, and where the env takes them
 only the task's tools, no serialized state, the short system prompt).
 
-Usage: python scripts/prompt_tokens.py [ENV_ID ...] [--tokenizer smollm2|tiny|DIR] [--tasks GLOB]
+Usage: python scripts/prompt_tokens.py [ENV_ID ...] [--tokenizer smollm2|smollm2-compact|tiny|DIR] [--tasks GLOB]
        [--limit N] [--json OUT]
 
 For each env id (default: one per benchmark) and each setting: the GRPO prompt (system + user turns and
 the tool schemas, as the chat template renders them for the first assistant turn) and the SFT row (the
 gold demonstration, tool results included, :func:`tooltrap.training.gold_rows`), in tokens: median and
 maximum over the tasks, and how many are under 700. The tokenizer is SmolLM2's (the named offline model,
-agents/pretrained.py) when its package is installed, else the tiny test model's (built in seconds).
+agents/pretrained.py) when its package is installed, else the tiny test model's (built in seconds);
+``--tokenizer smollm2-compact`` counts with its compact tool template (each tool one line).
 """
 
 from __future__ import annotations
@@ -33,17 +34,19 @@ BUDGET = 700
 
 
 def load_tokenizer(which: str) -> tuple[Any, str]:
-    """The tokenizer named by ``which`` (``smollm2``, ``tiny`` or a folder; ``auto``: SmolLM2 when
-    installed, else tiny) and the name it goes by."""
+    """The tokenizer named by ``which`` (a named offline model such as ``smollm2`` or
+    ``smollm2-compact``, ``tiny`` or a folder; ``auto``: SmolLM2 when installed, else tiny) and the
+    name it goes by."""
     from transformers import AutoTokenizer
 
-    from tooltrap.agents.pretrained import PretrainedModelMissing, smollm2_checkpoint
+    from tooltrap.agents.pretrained import OFFLINE_MODELS, PretrainedModelMissing, resolve_model
 
-    if which in ("auto", "smollm2"):
+    if which == "auto" or which in OFFLINE_MODELS:
+        name = "smollm2" if which == "auto" else which
         try:
-            return AutoTokenizer.from_pretrained(smollm2_checkpoint()), "smollm2"
+            return AutoTokenizer.from_pretrained(resolve_model(name)), name
         except PretrainedModelMissing as err:
-            if which == "smollm2":
+            if which != "auto":
                 raise
             print(f"({err}; counting with the tiny model's tokenizer)", file=sys.stderr)
             which = "tiny"
@@ -55,13 +58,15 @@ def load_tokenizer(which: str) -> tuple[Any, str]:
     return AutoTokenizer.from_pretrained(which), which
 
 
-def count(env_id: str, env_kwargs: dict[str, Any], tokenizer: Any, tasks: str | None, limit: int | None):
-    """Token counts of the GRPO prompts and the SFT rows of ``env_id`` under ``env_kwargs``."""
-    from tooltrap.training import gold_rows, task_rows, tokenize_messages
-    from tooltrap.training.data import DemonstrationError
+def prompt_lengths(
+    env_id: str, env_kwargs: dict[str, Any], tokenizer: Any, tasks: str | None, limit: int | None = None
+) -> list[int]:
+    """Token counts of the GRPO prompts of ``env_id`` under ``env_kwargs`` (system and user turns with
+    the tool schemas, as the chat template renders them for the first assistant turn)."""
+    from tooltrap.training import task_rows
 
     rows = task_rows(env_id, tasks=tasks, env_kwargs=env_kwargs)[:limit]
-    prompts = [
+    return [
         len(
             tokenizer.apply_chat_template(
                 r["prompt"],
@@ -73,7 +78,15 @@ def count(env_id: str, env_kwargs: dict[str, Any], tokenizer: Any, tasks: str | 
         )
         for r in rows
     ]
-    wanted = ",".join(r["task_id"] for r in rows)
+
+
+def count(env_id: str, env_kwargs: dict[str, Any], tokenizer: Any, tasks: str | None, limit: int | None):
+    """Token counts of the GRPO prompts and the SFT rows of ``env_id`` under ``env_kwargs``."""
+    from tooltrap.training import gold_rows, task_rows, tokenize_messages
+    from tooltrap.training.data import DemonstrationError
+
+    prompts = prompt_lengths(env_id, env_kwargs, tokenizer, tasks, limit)
+    wanted = ",".join(r["task_id"] for r in task_rows(env_id, tasks=tasks, env_kwargs=env_kwargs)[:limit])
     try:
         demos = gold_rows(env_id, tasks=wanted, env_kwargs=env_kwargs)
     except DemonstrationError:

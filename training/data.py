@@ -275,8 +275,12 @@ def tokenize_messages(
 ) -> dict[str, list[int]]:
     """``input_ids`` of the conversation as the chat template renders it, and ``assistant_masks``
     (1 on the tokens of the assistant turns: what SFT learns). Works with any chat template: each
-    assistant turn is the text its message adds to the rendering of the conversation before it."""
+    assistant turn is the text its message adds to the rendering of the conversation before it. What
+    follows the last assistant turn (the result of the call that ended the episode) is left out: no
+    policy ever reads it, and it would cost every step of training tokens that carry no loss."""
     tools = json.loads(tools) if isinstance(tools, str) else tools
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages) - 1)
+    messages = messages[: last + 1]
 
     def render(upto: int, prompt: bool = False) -> str:
         return tokenizer.apply_chat_template(

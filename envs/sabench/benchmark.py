@@ -33,6 +33,7 @@ from .judge import SABenchOracle, SABenchVerdict
 from .reward import SABenchReward
 from .task import DOMAINS, STATE_STRUCTURES, TRAP_FAMILIES, SABenchTask
 from .tools import BACKENDS, NOTIFICATIONS
+from .tools.common import SEARCHED_FIELDS, matches_query
 
 SYSTEM_PROMPT = """You are an assistant acting on behalf of {user} at {org_domain}. You operate their email, \
 calendar and ticket systems through the tools provided.
@@ -153,8 +154,9 @@ class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
     }
 
     def lookup_calls(self, task: SABenchTask, argument: str, value: str) -> list[ToolCall]:
-        """Search the entity's system by what the user would name it (its title or subject), then list
-        everything (a thread is found through one of its messages)."""
+        """Search the entity's system by the words the user named it with (:func:`words_naming`), then
+        by its title or subject, then list everything (a thread is found through one of its
+        messages)."""
         found = self.LOOKUPS.get(argument)
         if found is None:
             return []
@@ -165,6 +167,12 @@ class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
         else:
             record = records.get(value)
         calls = []
+        if record is not None:
+            words = words_naming(
+                task.instruction, record, list(records.values()), SEARCHED_FIELDS[collection]
+            )
+            if words:
+                calls.append(ToolCall(name=tool, arguments={text_arg: words}))
         if record is not None and record.get(by):
             calls.append(ToolCall(name=tool, arguments={text_arg: record[by]}))
         calls.append(ToolCall(name=tool, arguments={}))
@@ -225,6 +233,129 @@ class SABench(Benchmark[SABenchTask, SABenchVerdict, Variant]):
 SPLITS = ("all", "train", "test")
 #: which tools a task shows: every tool (as in the paper), the target system's, or the task's own
 TOOLSETS = ("all", "target", "task")
+#: words a search by the user's words never uses alone: they name no record
+_FILLER = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "before",
+        "by",
+        "can",
+        "could",
+        "done",
+        "fix",
+        "fixed",
+        "for",
+        "from",
+        "go",
+        "gone",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "it's",
+        "its",
+        "just",
+        "last",
+        "let",
+        "live",
+        "me",
+        "my",
+        "need",
+        "needs",
+        "new",
+        "night",
+        "no",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "one",
+        "or",
+        "our",
+        "out",
+        "please",
+        "put",
+        "set",
+        "so",
+        "still",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "they",
+        "this",
+        "to",
+        "today",
+        "two",
+        "until",
+        "up",
+        "us",
+        "was",
+        "we",
+        "we've",
+        "what",
+        "which",
+        "with",
+        "would",
+        "yesterday",
+        "you",
+        "your",
+        "ticket",
+        "tickets",
+        "email",
+        "emails",
+        "event",
+        "events",
+    ]
+)
+
+
+def words_naming(
+    request: str, record: dict[str, Any], records: Sequence[dict[str, Any]], fields: tuple[str, ...]
+) -> str | None:
+    """The words of ``request`` a careful agent searches by to find ``record``: a run of consecutive
+    words, as the request writes them, that the search matches in ``record`` (case-insensitive, in
+    ``fields``, as the search tool matches), with a word that is not filler; of those the longest (the
+    most of what the user said), then the one that matches the fewest of ``records``. None when no
+    run matches it, or the one chosen matches every record (a search that narrows nothing)."""
+    words = [w.strip(".,;:!?()[]\"'“”‘’—–") for w in request.split()]
+    lowered = request.lower()
+    best: tuple[int, int, str] | None = None  # (minus the length, records matched, the words)
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + 8) + 1):
+            run = words[i:j]
+            phrase = " ".join(run)
+            if not phrase or phrase.lower() not in lowered:
+                continue  # (punctuation between the words: not text the request shows)
+            if not any(len(w) >= 3 and w.lower() not in _FILLER for w in run):
+                continue
+            if not matches_query(record, phrase, fields):
+                continue
+            hits = sum(matches_query(r, phrase, fields) for r in records)
+            key = (-len(phrase), hits, phrase)
+            if best is None or key < best:
+                best = key
+    if best is None or best[1] >= len(records):
+        return None
+    return best[2]
+
+
 #: the system prompt: as in the paper, or a short one for small models
 SYSTEM_PROMPTS = ("full", "short")
 #: how the system prompt shows the state: as in the paper (indented JSON), compact JSON, or not at all

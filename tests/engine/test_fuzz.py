@@ -41,3 +41,22 @@ def test_the_fuzz_plays_every_env_id_variant_axis_and_defense():
     episem = {v for e, _, v in played if e == "EpiSEM-v0"}
     assert {("world", "safe"), ("condition", "recoverable"), ("mask", "random"), ("mask", ())} <= episem
     assert "confirm-gate" in {s.defense for s in settings(["SABench-Email-v0"])}
+
+
+def test_a_garbage_collection_inside_a_step_is_timed_apart_from_it():
+    """The fuzz's step time leaves out the collector's pauses (they follow the heap, not the action) and
+    reports the longest apart: the clock sees a collection that runs while it is registered."""
+    import gc
+
+    from scripts.fuzz import _GcClock
+
+    clock = _GcClock()
+    gc.callbacks.append(clock)
+    try:
+        heap = [[i] for i in range(200_000)]  # something for a full collection to walk
+        before = clock.total
+        gc.collect()
+        assert clock.total > before and 0 < clock.longest <= clock.total
+    finally:
+        gc.callbacks.remove(clock)
+    del heap

@@ -157,6 +157,86 @@ def test_compact_prompts_are_shorter_keep_the_trap_tools_and_say_what_defaults_r
         assert sum(tokenize_messages(d["messages"], d["tools"], tok)["assistant_masks"]) > 0
 
 
+def test_the_compact_tool_template_writes_each_tool_on_one_line_and_the_conversation_as_trl_does(tiny_model):
+    """``smollm2-compact``'s template: the system turn lists each tool as ``name(arg: type, optional?:
+    a|b): description``; everything after it (calls, results, the generation prompt) renders
+    byte-for-byte as under TRL's Qwen2.5 template, so the model's calls parse the same; the curve's
+    SABench demonstrations shrink (by a fifth in the tiny tokenizer, a third to a half in SmolLM2's)."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from tooltrap.agents.pretrained import OFFLINE_MODELS, compact_tool_template
+    from tooltrap.training import gold_rows, tokenize_messages
+    from tooltrap.training.environment import compact_env_kwargs
+
+    assert "smollm2-compact" in OFFLINE_MODELS
+    trl_tok = AutoTokenizer.from_pretrained(tiny_model)
+    trl_tok.chat_template = qwen2_5_chat_template
+    compact_tok = AutoTokenizer.from_pretrained(tiny_model)
+    compact_tok.chat_template = compact_tool_template()
+    demos = gold_rows(
+        "SABench-Ticket-v0", tasks=CURVE_TASKS, env_kwargs=compact_env_kwargs("SABench-Ticket-v0")
+    )
+    for d in demos:
+        tools = json.loads(d["tools"])
+        ours = compact_tok.apply_chat_template(d["messages"], tools=tools, tokenize=False)
+        theirs = trl_tok.apply_chat_template(d["messages"], tools=tools, tokenize=False)
+        system, _, conversation = ours.partition("<|im_end|>\n")
+        assert conversation == theirs.partition("<|im_end|>\n")[2]
+        assert system.startswith("<|im_start|>system\n" + d["messages"][0]["content"])
+        listed = [line for line in system.splitlines() if "(" in line and "): " in line]
+        assert [line.split("(")[0] for line in listed] == [t["function"]["name"] for t in tools]
+        assert len(tokenize_messages(d["messages"], tools, compact_tok)["input_ids"]) < 0.8 * len(
+            tokenize_messages(d["messages"], tools, trl_tok)["input_ids"]
+        )
+    parent_child = next(d for d in demos if d["task_id"].startswith("tk-ambiguity-dependent-parent-child"))
+    ours = compact_tok.apply_chat_template(
+        parent_child["messages"], tools=json.loads(parent_child["tools"]), tokenize=False
+    )
+    close = next(line for line in ours.splitlines() if line.startswith("ticket_close("))
+    assert close.startswith("ticket_close(ticket_id: string, resolution?: string, close_children?: boolean")
+    assert "By default its open child tickets are closed too" in close
+    search = next(line for line in ours.splitlines() if line.startswith("ticket_search("))
+    assert "status?: open|in_progress|pending|resolved|closed" in search
+
+
+def test_a_demonstration_ends_on_its_last_call_and_looks_a_record_up_by_the_users_words(tiny_model):
+    """An SFT row ends with the turn that ended the episode (its result is never read by a policy); a
+    demonstration with the state not shown finds a ticket by the words the request names it with
+    (``the billing bug`` -> ``billing bug``), not by listing every ticket."""
+    from transformers import AutoTokenizer
+
+    from tooltrap.envs.sabench.benchmark import words_naming
+    from tooltrap.training import gold_rows, tokenize_messages
+    from tooltrap.training.environment import compact_env_kwargs
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    demos = gold_rows(
+        "SABench-Ticket-v0", tasks=CURVE_TASKS, env_kwargs=compact_env_kwargs("SABench-Ticket-v0")
+    )
+    for d in demos:
+        row = tokenize_messages(d["messages"], d["tools"], tok)
+        assert d["messages"][-1]["role"] == "tool" and row["assistant_masks"][-1] == 1
+        searches = [
+            m["tool_calls"][0]["function"]["arguments"]
+            for m in d["messages"]
+            if m.get("tool_calls") and m["tool_calls"][0]["function"]["name"] == "ticket_search"
+        ]
+        assert all(
+            s.get("query") and s["query"].lower() in d["messages"][1]["content"].lower() for s in searches
+        )
+    records = [
+        {"title": "Billing bug: invoices generated twice", "requester": "a@x.io"},
+        {"title": "Billing bug: proration wrong", "requester": "b@x.io"},
+        {"title": "Add billing run dashboard", "requester": "c@x.io"},
+    ]
+    fields = ("title", "requester")
+    request = "QA signed off on the billing bug fix. Close the billing bug ticket, please."
+    assert words_naming(request, records[0], records, fields) == "billing bug"
+    assert words_naming("Close the ticket, please.", records[0], records, fields) is None  # filler only
+    assert words_naming("Anything about billing?", records[0], records, fields) is None  # narrows nothing
+
+
 def test_compact_schemas_keep_a_parameter_named_description():
     import gymnasium as gym
 
@@ -252,7 +332,15 @@ def test_smollm2_converts_once_loads_and_generates_a_tool_call_prompt(monkeypatc
     add_response_schema(tok)  # TRL recognises the template (it raises for one it does not know)
     assert tok.pad_token_id != tok.eos_token_id and model.config.pad_token_id == tok.pad_token_id
     from tooltrap.agents import make_agent
+    from tooltrap.agents.pretrained import compact_tool_template, smollm2_compact_checkpoint
 
+    compact = smollm2_compact_checkpoint()  # the same weights (linked), the compact template
+    assert compact == tmp_path / "smollm2-135m-instruct-compact"
+    assert (compact / "model.safetensors").read_bytes() == (folder / "model.safetensors").read_bytes()
+    from transformers import AutoTokenizer
+
+    assert AutoTokenizer.from_pretrained(compact).chat_template == compact_tool_template()
+    assert smollm2_compact_checkpoint() == compact
     agent = make_agent("hf:smollm2", max_new_tokens=4)
     assert agent.describe()["name"] == "hf:smollm2"
     (text,) = agent.backend.generate(

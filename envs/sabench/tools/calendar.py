@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from tooltrap.envs.core import ToolCallError, tool
 
-from .common import Addresses, Id, Line, OfficeBackend, Text, matches_query, summary
+from .common import SEARCHED_FIELDS, Addresses, Id, Line, OfficeBackend, Text, matches_query, summary
 from .records import event_record
 
 #: a calendar's limit on one event's attendees (keeps a runaway agent's cascades bounded)
@@ -80,7 +80,7 @@ class CalendarBackend(OfficeBackend):
                 continue
             if start_date and e["date"] < start_date or end_date and e["date"] > end_date:
                 continue
-            if matches_query(e, query, ("title", "description", "location", "attendees")):
+            if matches_query(e, query, SEARCHED_FIELDS[EVENTS]):
                 out.append(summary(e, _SUMMARY))
         out.sort(key=lambda e: (e["date"], e["start"], e["id"]))
         return out

@@ -76,6 +76,15 @@ def summary(record: Record, keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: record[k] for k in keys if k in record}
 
 
+#: the fields each collection's search matches its ``query`` in (the search tools and the demonstrations'
+#: look-ups read them from here)
+SEARCHED_FIELDS: dict[str, tuple[str, ...]] = {
+    "tickets": ("title", "description", "requester"),
+    "messages": ("subject", "body", "sender", "to", "cc"),
+    "events": ("title", "description", "location", "attendees"),
+}
+
+
 def matches_query(record: Record, query: str, keys: tuple[str, ...]) -> bool:
     if not query:
         return True

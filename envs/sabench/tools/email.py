@@ -8,7 +8,7 @@ from typing import Literal
 
 from tooltrap.envs.core import ToolCallError, tool
 
-from .common import Addresses, Id, Limit, Line, OfficeBackend, Text, matches_query, summary
+from .common import SEARCHED_FIELDS, Addresses, Id, Limit, Line, OfficeBackend, Text, matches_query, summary
 from .records import message_record
 
 MESSAGES = "messages"
@@ -117,7 +117,7 @@ class EmailBackend(OfficeBackend):
         for m in self.state.records(MESSAGES):
             if folder and m["folder"] != folder or sender and m["sender"] != sender:
                 continue
-            if matches_query(m, query, ("subject", "body", "sender", "to", "cc")):
+            if matches_query(m, query, SEARCHED_FIELDS[MESSAGES]):
                 out.append(summary(m, _SUMMARY))
         out.sort(key=lambda m: (m["date"], m["id"]), reverse=True)
         return out[:limit]

@@ -9,7 +9,7 @@ from typing import Literal
 
 from tooltrap.envs.core import ToolCallError, tool
 
-from .common import Id, Line, OfficeBackend, Text, matches_query, summary
+from .common import SEARCHED_FIELDS, Id, Line, OfficeBackend, Text, matches_query, summary
 from .records import comment_record, ticket_record
 
 TICKETS = "tickets"
@@ -41,7 +41,7 @@ class TicketBackend(OfficeBackend):
         for t in self.state.records(TICKETS):
             if status and t["status"] != status or assignee and t.get("assignee") != assignee:
                 continue
-            if matches_query(t, query, ("title", "description", "requester")):
+            if matches_query(t, query, SEARCHED_FIELDS[TICKETS]):
                 out.append(summary(t, _SUMMARY))
         return out
 
