@@ -198,19 +198,25 @@ def smollm2_checkpoint(cache_dir: str | Path | None = None) -> Path:
     """
     gguf = smollm2_gguf()
     root = cache_root(cache_dir)
-    folder = root / "smollm2-135m-instruct"
-    stamp = _stamp(gguf)
+    return _cached(root / "smollm2-135m-instruct", _stamp(gguf), lambda work: _convert_smollm2(gguf, work))
+
+
+def _cached(folder: Path, stamp: dict[str, Any], build: Callable[[Path], None]) -> Path:
+    """``folder`` as ``build`` writes it, built only when its stamp differs from ``stamp``: written to a
+    temporary folder beside it and renamed into place under the cache's lock, so two processes never see
+    half a checkpoint and the second waits for the first."""
     if _is_current(folder, stamp):
         return folder
+    root = folder.parent
     root.mkdir(parents=True, exist_ok=True)
     with _lock(root / ".smollm2-135m-instruct.lock"):
-        if _is_current(folder, stamp):  # another process converted it while this one waited
+        if _is_current(folder, stamp):  # another process built it while this one waited
             return folder
-        work = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=root))
+        work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=root))
         try:
-            _convert_smollm2(gguf, work)
+            build(work)
             (work / STAMP_FILE).write_text(json.dumps(stamp, indent=1) + "\n")
-            if folder.exists():  # a stale conversion: moved aside first, so the rename stays atomic
+            if folder.exists():  # a stale build: moved aside first, so the rename stays atomic
                 stale = Path(tempfile.mkdtemp(prefix=".smollm2-stale-", dir=root))
                 os.replace(folder, stale / "old")
                 shutil.rmtree(stale, ignore_errors=True)
@@ -281,44 +287,30 @@ def smollm2_compact_checkpoint(cache_dir: str | Path | None = None) -> Path:
     file system allows, else copied) and tokenizer with :func:`compact_tool_template` as its chat
     template; built once beside it, under the same lock and atomic rename, rebuilt when the base is."""
     base = smollm2_checkpoint(cache_dir)
-    root = base.parent
-    folder = root / "smollm2-135m-instruct-compact"
     template = compact_tool_template()
     stamp = {
         **json.loads((base / STAMP_FILE).read_text()),
         "compact_template_sha256": hashlib.sha256(template.encode()).hexdigest(),
     }
-    if _is_current(folder, stamp):
-        return folder
-    from transformers import AutoTokenizer
 
-    with _lock(root / ".smollm2-135m-instruct.lock"):
-        if _is_current(folder, stamp):
-            return folder
-        work = Path(tempfile.mkdtemp(prefix=".smollm2-compact-", dir=root))
-        try:
-            for item in base.iterdir():
-                if item.name == "model.safetensors":
-                    try:
-                        os.link(item, work / item.name)
-                    except OSError:  # another file system, or links refused
-                        shutil.copy2(item, work / item.name)
-                elif item.is_file() and not item.name.startswith(
-                    ("tokenizer", "special_tokens", "chat_template")
-                ):
+    def build(work: Path) -> None:
+        from transformers import AutoTokenizer
+
+        for item in base.iterdir():
+            if item.name == "model.safetensors":
+                try:
+                    os.link(item, work / item.name)
+                except OSError:  # another file system, or links refused
                     shutil.copy2(item, work / item.name)
-            tokenizer = AutoTokenizer.from_pretrained(base)
-            tokenizer.chat_template = template
-            tokenizer.save_pretrained(work)
-            (work / STAMP_FILE).write_text(json.dumps(stamp, indent=1) + "\n")
-            if folder.exists():
-                stale = Path(tempfile.mkdtemp(prefix=".smollm2-stale-", dir=root))
-                os.replace(folder, stale / "old")
-                shutil.rmtree(stale, ignore_errors=True)
-            os.replace(work, folder)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return folder
+            elif item.is_file() and not item.name.startswith(
+                ("tokenizer", "special_tokens", "chat_template")
+            ):
+                shutil.copy2(item, work / item.name)
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        tokenizer.chat_template = template
+        tokenizer.save_pretrained(work)
+
+    return _cached(base.parent / "smollm2-135m-instruct-compact", stamp, build)
 
 
 def load_smollm2(cache_dir: str | Path | None = None, **model_kwargs: Any) -> tuple[Any, Any]:

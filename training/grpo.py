@@ -64,7 +64,18 @@ def main(args: RolloutArguments, training_args: Any, model_args: Any) -> Any:
         "peft_config": get_peft_config(model_args),
     }
     if args.rollout == "environment_factory":
+        from tooltrap.agents.pretrained import compact_tool_template
+        from tooltrap.envs.core import EnvUsageError
+
         from .environment import component_rewards, environment_class, environment_reward
+
+        if getattr(tokenizer, "chat_template", None) == compact_tool_template():
+            # TRL parses environment_factory's calls only under chat templates it knows by their text
+            raise EnvUsageError(
+                f"{model_args.model_name_or_path} has the compact tool template, which TRL's "
+                "environment_factory does not recognise: train it with --rollout rollout_func (the calls "
+                "render as under TRL's Qwen2.5 template), or use smollm2 (TRL's template)."
+            )
 
         env_class = environment_class(args.env_id, env_kwargs=env_kwargs, mitigation=args.mitigation)
         loggers = component_rewards(env_class)

@@ -340,6 +340,35 @@ def test_grpo_entry_point_with_rollout_func_then_eval_checkpoint(tool_calling_mo
     assert json.loads((run / "run.json").read_text())["agent"]["name"] == f"hf:{out}"
 
 
+def test_environment_factory_refuses_the_compact_tool_template_naming_rollout_func(
+    tool_calling_model, mini_tasks, tmp_path
+):
+    """TRL's environment_factory parses calls only under chat templates it knows by their text; a model
+    with the compact tool template (``smollm2-compact``) gets a typed error naming the path that works."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    from tooltrap.agents.pretrained import compact_tool_template
+    from tooltrap.envs.core import EnvUsageError
+    from tooltrap.training.grpo import cli
+
+    model = tmp_path / "compact"
+    shutil.copytree(tool_calling_model, model)
+    tok = AutoTokenizer.from_pretrained(model)
+    tok.chat_template = compact_tool_template()
+    tok.save_pretrained(model)
+    with pytest.raises(EnvUsageError, match=r"--rollout rollout_func"):
+        cli(
+            [
+                "--model_name_or_path", str(model), "--env_id", "SABench-v0", "--tasks_file", str(mini_tasks),
+                "--split", "all", "--state_format", "tools_only", "--rollout", "environment_factory",
+                "--output_dir", str(tmp_path / "out"), "--max_steps", "1", "--per_device_train_batch_size", "2",
+                "--num_generations", "2", "--bf16", "false", "--report_to", "none", "--use_vllm", "false",
+            ]
+        )  # fmt: skip
+
+
 #: a sample of scripts/check_demonstrations.py's settings (CI checks all six once): tools_only over the
 #: whole benchmark (look-ups before writes) and one target system's own toolset
 DEMO_SAMPLE = [DEMO_SETTINGS[2], DEMO_SETTINGS[4]]
