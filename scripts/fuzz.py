@@ -25,7 +25,8 @@ which are reported apart; and by the clock), and memory (RSS after the set-up
 and a warm-up, after each tenth of the run, the peak) per worker. Exit status 1 when there was any
 uncaught exception or state change after a failed call, a step slower than ``MAX_STEP_S``, or RSS grown
 by ``MAX_RSS_GROWTH_MB`` or more (CI runs it over every env id; ``tests/engine/test_fuzz.py`` runs
-100,000 actions per benchmark without the timing criteria: the test machines are shared).
+20,000 actions per benchmark with another seed, without the timing criteria: the test machines are
+shared).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The fuzz run (scripts/fuzz.py) on every benchmark: 100,000 mixed actions each, valid and hostile (every
-mutation kind thousands of times), every episode under the next setting (each defense that applies x
+"""The fuzz run (scripts/fuzz.py) on every benchmark: 20,000 mixed actions each, valid and hostile (every
+mutation kind hundreds of times; a sample: CI runs the script once with 50,000 a benchmark and another
+seed), every episode under the next setting (each defense that applies x
 each variant value: EpiSEM's world x condition x mask, SentryBench's attack, AgentProp's five injection
 settings, with the interceptor's operating points among the defenses), over every env id of the
 benchmark. Nothing raises (in reset, step, a state hash or the record writer), no step whose calls all
@@ -13,13 +14,16 @@ import pytest
 import tooltrap
 from scripts.fuzz import MAX_RSS_GROWTH_MB, run_fuzz
 
-#: per benchmark; the settings are cycled per episode, so every one is played hundreds of times
-ACTIONS = 100_000
+#: per benchmark; the settings are cycled per episode, so every one is played (AgentProp's 240 settings
+#: dozens of times each)
+ACTIONS = 20_000
+#: not CI's seed (7): the test and the script's run play different actions
+SEED = 11
 
 
 @pytest.mark.parametrize("benchmark", ["sabench", "episem", "sentry", "agentprop"])
 def test_fuzzed_actions_raise_nothing_and_failed_calls_change_nothing(benchmark):
-    out = run_fuzz(ACTIONS, workers=2, seed=7, env_id=benchmark)
+    out = run_fuzz(ACTIONS, workers=2, seed=SEED, env_id=benchmark)
     assert out["exceptions"] == {}, "\n".join(out["exception_samples"].values())
     assert out["state_changes_after_failed_calls"] == 0
     assert out["settings_seen"] == out["settings"]  # every env id x defense x variant value was played
